@@ -1,0 +1,1 @@
+"""Agent Chat: a web console for Hermes Agent."""

@@ -1,0 +1,65 @@
+"""Settings read from the environment, in one place.
+
+Nothing here runs at import time: call `load_settings()` where the values are needed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = PROJECT_ROOT / "data"
+
+DEFAULT_BRIDGE_PORT = 18731
+DEFAULT_APP_PORT = 3000
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_url: str
+    bridge_url: str
+    bridge_token: str | None
+    app_host: str
+    app_port: int
+    skills_dir: Path
+    max_active_runs: int
+    max_message_chars: int
+    # An initial default model, created when the model table is empty.
+    env_model_base_url: str | None
+    env_model_api_key: str | None
+    env_model_name: str | None
+    env_model_context_length: int | None
+
+
+def _int(name: str, default: int | None) -> int | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def default_db_url() -> str:
+    return f"sqlite:///{DATA_DIR / 'agent_chat.db'}"
+
+
+def load_settings() -> Settings:
+    env = os.environ.get
+    return Settings(
+        db_url=env("AGENT_CHAT_DB_URL") or default_db_url(),
+        bridge_url=(env("AGENT_CHAT_BRIDGE_URL") or f"http://127.0.0.1:{DEFAULT_BRIDGE_PORT}").rstrip("/"),
+        bridge_token=env("AGENT_CHAT_BRIDGE_TOKEN") or None,
+        app_host=env("AGENT_CHAT_HOST") or "127.0.0.1",
+        app_port=_int("AGENT_CHAT_PORT", DEFAULT_APP_PORT) or DEFAULT_APP_PORT,
+        skills_dir=Path(env("AGENT_CHAT_SKILLS_DIR") or PROJECT_ROOT / "skills"),
+        max_active_runs=_int("AGENT_CHAT_MAX_ACTIVE_RUNS", 5) or 5,
+        max_message_chars=_int("AGENT_CHAT_MAX_MESSAGE_CHARS", 100_000) or 100_000,
+        env_model_base_url=env("AGENT_CHAT_MODEL_BASE_URL") or None,
+        env_model_api_key=env("AGENT_CHAT_MODEL_API_KEY") or None,
+        env_model_name=env("AGENT_CHAT_MODEL") or None,
+        env_model_context_length=_int("AGENT_CHAT_MODEL_CONTEXT_LENGTH", None),
+    )
