@@ -1,0 +1,92 @@
+"""Engine, migrations and the unit-of-work session helper."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlmodel import Session
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+ALEMBIC_INI = PROJECT_ROOT / "alembic.ini"
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def ensure_sqlite_dir(url: str) -> None:
+    """Create the folder of a SQLite database file (SQLite creates the file, not the folder)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return
+    database = parsed.database or ""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # SQLite enforces foreign keys (and so ON DELETE CASCADE) only when asked, per connection.
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        # WAL lets the app read while a run's log writer writes; busy_timeout waits for a lock
+        # instead of failing at once with "database is locked".
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=5000")
+    finally:
+        cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; SQLite gets its folder, foreign keys, WAL and a busy timeout."""
+    if not is_sqlite(url):
+        return create_engine(url, pool_pre_ping=True)
+    ensure_sqlite_dir(url)
+    # Reflex and the run manager use the engine from several threads.
+    engine = create_engine(url, connect_args={"check_same_thread": False})
+    event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def migrate(url: str) -> None:
+    """Bring the database at `url` to the newest schema (`alembic upgrade head`).
+
+    Idempotent, so the app calls it on every start. The ini file is found from the package,
+    so the current directory does not matter.
+    """
+    from alembic.config import Config
+
+    from alembic import command
+
+    ensure_sqlite_dir(url)
+    config = Config(str(ALEMBIC_INI))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    # ConfigParser interpolates "%", which URL-encoded passwords contain.
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    # The app configures logging itself; alembic's fileConfig would disable its loggers.
+    config.attributes["configure_logging"] = False
+    log.info("Migrating database to head: %s", make_url(url).render_as_string())
+    command.upgrade(config, "head")
+
+
+@contextmanager
+def open_session(engine: Engine) -> Iterator[Session]:
+    """A session that commits when the block succeeds and rolls back when it raises.
+
+    `expire_on_commit=False` keeps returned objects readable after the block.
+    """
+    with Session(engine, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise

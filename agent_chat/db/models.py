@@ -1,0 +1,169 @@
+"""SQLModel tables (DESIGN.md §4). Plain SQLModel, not rx.Model (deprecated in Reflex).
+
+Enumerated columns are plain strings holding the StrEnum values, so the schema needs no
+database enum types and adding a value needs no migration. Datetimes are naive UTC; they are
+declared `sa_type=DateTime` because sqlmodel would otherwise make a timezone-aware column, and
+PostgreSQL would then read a naive value in the server's time zone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from uuid import uuid4
+
+from sqlalchemy import DateTime, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    """Now as a naive UTC datetime (what every timestamp column stores)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def new_uuid() -> str:
+    return str(uuid4())
+
+
+class SessionStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    ARCHIVED = "ARCHIVED"
+
+
+class MessageRole(StrEnum):
+    USER = "USER"
+    ASSISTANT = "ASSISTANT"
+    SYSTEM = "SYSTEM"
+
+
+class MessageStatus(StrEnum):
+    SENT = "SENT"
+    RUNNING = "RUNNING"
+    SUCCESS = "SUCCESS"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+    SUMMARY = "SUMMARY"
+    RESET = "RESET"
+
+
+class PauseStatus(StrEnum):
+    UNANSWERED = "UNANSWERED"
+    ANSWERED = "ANSWERED"
+    ABANDONED = "ABANDONED"
+
+
+class ModelConfig(SQLModel, table=True):
+    """An OpenAI-compatible endpoint the agent can use. `api_key` never goes to the browser."""
+
+    __tablename__ = "model_config"
+    __table_args__ = (
+        # Named constraints, so a later SQLite batch migration can drop or alter them.
+        UniqueConstraint("name", name="uq_model_config_name"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    base_url: str
+    model_name: str
+    api_key: str | None = None
+    context_length: int | None = None
+    is_default: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+
+
+class ChatSession(SQLModel, table=True):
+    """A conversation; `session_uuid` is the id used in URLs."""
+
+    __tablename__ = "chat_session"
+    __table_args__ = (
+        # The sidebar query: active sessions, most recent first.
+        Index("ix_chat_session_status_last_message_at", "status", "last_message_at"),
+        UniqueConstraint("session_uuid", name="uq_chat_session_session_uuid"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_uuid: str = Field(default_factory=new_uuid)
+    title: str = ""
+    model_id: int | None = Field(default=None, foreign_key="model_config.id", ondelete="SET NULL")
+    skill_folder: str | None = None
+    # The hermes-agent session id; replaced on reset so the agent forgets.
+    hermes_session: str = Field(default_factory=new_uuid)
+    status: str = SessionStatus.ACTIVE.value
+    last_summarized_at: datetime | None = Field(default=None, sa_type=DateTime)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    last_message_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+
+
+class ChatMessage(SQLModel, table=True):
+    """A node of a session's message tree. Among siblings exactly one is active."""
+
+    __tablename__ = "chat_message"
+    __table_args__ = (
+        Index("ix_chat_message_session_id_created_at", "session_id", "created_at"),
+        Index("ix_chat_message_parent_id_is_active", "parent_id", "is_active"),
+        Index("ix_chat_message_run_id", "run_id"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: int = Field(foreign_key="chat_session.id", ondelete="CASCADE")
+    parent_id: int | None = Field(default=None, foreign_key="chat_message.id", ondelete="CASCADE")
+    is_active: bool = True
+    branch_order: int = 0
+    run_id: str | None = None
+    role: str
+    content: str = Field(default="", sa_type=Text)
+    status: str
+    model_id: int | None = None
+    skill_folder: str | None = None
+    error: str | None = Field(default=None, sa_type=Text)
+    attachment_id: int | None = None  # reserved for attachments
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    completed_at: datetime | None = Field(default=None, sa_type=DateTime)
+
+
+class ChatMessageLog(SQLModel, table=True):
+    """One persisted run event (or a merged run of text deltas) of an assistant message."""
+
+    __tablename__ = "chat_message_log"
+    __table_args__ = (
+        # Unique so that a re-delivered event (same seq) cannot be stored twice.
+        Index("ix_chat_message_log_message_id_seq", "message_id", "seq", unique=True),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    message_id: int = Field(foreign_key="chat_message.id", ondelete="CASCADE")
+    seq: int
+    kind: str
+    content: str = Field(default="", sa_type=Text)
+    tool_name: str | None = None
+    meta_json: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+
+
+class RunPause(SQLModel, table=True):
+    """A question the agent asked back (AskFor/clarify) and its answer."""
+
+    __tablename__ = "run_pause"
+    __table_args__ = (
+        UniqueConstraint("run_id", "clarify_id", name="uq_run_pause_run_id_clarify_id"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(index=True)
+    message_id: int = Field(foreign_key="chat_message.id", ondelete="CASCADE")
+    clarify_id: str
+    question: str = Field(sa_type=Text)
+    choices_json: str = Field(default="[]", sa_type=Text)
+    status: str = PauseStatus.UNANSWERED.value
+    answer: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    answered_at: datetime | None = Field(default=None, sa_type=DateTime)

@@ -1,0 +1,63 @@
+"""Alembic environment: the schema is `SQLModel.metadata` of agent_chat.db.models."""
+
+from __future__ import annotations
+
+from logging.config import fileConfig
+
+from sqlalchemy import create_engine, pool
+from sqlmodel import SQLModel
+
+import agent_chat.db.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from agent_chat.config import load_settings
+from agent_chat.db.engine import ensure_sqlite_dir, is_sqlite
+from alembic import context
+
+config = context.config
+
+# migrate() configures no logging (the app owns it); the CLI gets alembic.ini's.
+if config.config_file_name is not None and config.attributes.get("configure_logging", True):
+    fileConfig(config.config_file_name)
+
+target_metadata = SQLModel.metadata
+
+
+def _url() -> str:
+    # Set by agent_chat.db.engine.migrate(url); the CLI falls back to the settings.
+    return config.get_main_option("sqlalchemy.url") or load_settings().db_url
+
+
+def run_migrations_offline() -> None:
+    url = _url()
+    context.configure(
+        url=url,
+        target_metadata=target_metadata,
+        literal_binds=True,
+        dialect_opts={"paramstyle": "named"},
+        render_as_batch=is_sqlite(url),
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    url = _url()
+    ensure_sqlite_dir(url)
+    # A plain engine, not make_engine(): SQLite batch migrations recreate tables, which must
+    # not run with foreign_keys=ON (dropping the old table would cascade-delete rows).
+    connectable = create_engine(url, poolclass=pool.NullPool)
+    with connectable.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=connection.dialect.name == "sqlite",
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    connectable.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()
