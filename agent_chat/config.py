@@ -51,7 +51,9 @@ def load_settings() -> Settings:
     env = os.environ.get
     return Settings(
         db_url=env("AGENT_CHAT_DB_URL") or default_db_url(),
-        bridge_url=(env("AGENT_CHAT_BRIDGE_URL") or f"http://127.0.0.1:{DEFAULT_BRIDGE_PORT}").rstrip("/"),
+        bridge_url=(
+            env("AGENT_CHAT_BRIDGE_URL") or f"http://127.0.0.1:{DEFAULT_BRIDGE_PORT}"
+        ).rstrip("/"),
         bridge_token=env("AGENT_CHAT_BRIDGE_TOKEN") or None,
         app_host=env("AGENT_CHAT_HOST") or "127.0.0.1",
         app_port=_int("AGENT_CHAT_PORT", DEFAULT_APP_PORT) or DEFAULT_APP_PORT,

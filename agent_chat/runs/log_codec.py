@@ -1,0 +1,65 @@
+"""How run events become `chat_message_log` rows and back (lossless for the reducer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent_chat.db.logs import LogRow
+
+# Deltas whose consecutive rows may be merged into one (their texts concatenate).
+MERGEABLE_KINDS = frozenset({"text_delta", "reasoning_delta"})
+_ENVELOPE = ("run_id", "seq")
+
+
+def event_to_row(kind: str, seq: int, data: dict[str, Any]) -> LogRow:
+    """One event as a row: delta text in `content`, everything else in `meta_json`."""
+    meta = {k: v for k, v in data.items() if k not in _ENVELOPE}
+    content = ""
+    if kind in MERGEABLE_KINDS:
+        content = str(meta.pop("text", "") or "")
+    tool = data.get("tool")
+    return LogRow(
+        seq=seq,
+        kind=kind,
+        content=content,
+        tool_name=str(tool) if tool else None,
+        meta_json=json.dumps(meta, ensure_ascii=False) if meta else None,
+    )
+
+
+def merge_rows(first: LogRow, second: LogRow) -> LogRow | None:
+    """Merge `second` into `first` if both are consecutive deltas of one kind, else None.
+
+    The merged row keeps the first seq (its key) and records the last one in `seq_to`, so
+    coverage of every seq stays checkable.
+    """
+    if first.kind != second.kind or first.kind not in MERGEABLE_KINDS:
+        return None
+    meta = json.loads(first.meta_json) if first.meta_json else {}
+    if second.seq != meta.get("seq_to", first.seq) + 1:
+        return None
+    meta["seq_to"] = second.seq
+    return LogRow(
+        seq=first.seq,
+        kind=first.kind,
+        content=first.content + second.content,
+        tool_name=first.tool_name,
+        meta_json=json.dumps(meta, ensure_ascii=False),
+    )
+
+
+def row_to_event(seq: int, kind: str, content: str, meta_json: str | None) -> dict[str, Any]:
+    """The event a row stands for, shaped like a live event for `reducer.apply`."""
+    meta = json.loads(meta_json) if meta_json else {}
+    last_seq = meta.pop("seq_to", seq)
+    event = {"type": kind, **meta, "seq": last_seq}
+    if kind in MERGEABLE_KINDS:
+        event["text"] = content
+    return event
+
+
+def seqs_covered(seq: int, meta_json: str | None) -> range:
+    """The event seqs one stored row covers."""
+    meta = json.loads(meta_json) if meta_json else {}
+    return range(seq, int(meta.get("seq_to", seq)) + 1)

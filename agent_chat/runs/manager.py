@@ -1,0 +1,409 @@
+"""The RunManager: owns every run's lifetime in the app process (DESIGN.md §5).
+
+Browser tabs never own a run: they read `LiveRun.view` and wait for `LiveRun.changed()`.
+One consumer task per run reads the bridge's event stream, reduces it into the view,
+persists it through the batch writer and finalises the assistant message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_chat.config import Settings
+from agent_chat.db import logs, messages, model_configs, pauses, sessions
+from agent_chat.db.errors import StoreError
+from agent_chat.db.logs import LogRow
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from agent_chat.runs.batch_writer import LogBatchWriter
+from agent_chat.runs.client import BridgeClient, BridgeError, BridgeEvent, RunNotFound
+from agent_chat.runs.log_codec import event_to_row, row_to_event
+from agent_chat.runs.reducer import RunView, apply, replay
+from agent_chat.runs.storage import Storage
+from agent_chat.skills import skill_prompt
+
+log = logging.getLogger(__name__)
+
+FINAL_STATUS = {
+    "succeeded": MessageStatus.SUCCESS,
+    "failed": MessageStatus.FAILED,
+    "stopped": MessageStatus.STOPPED,
+}
+BRIDGE_RESTARTED = (
+    "The agent service was restarted while this answer was being written, so the run was lost. "
+    "Everything received until then is kept; send the question again to retry."
+)
+
+
+class RunRefused(Exception):
+    """A run could not be started; the message says why, for the person."""
+
+
+@dataclass
+class LiveRun:
+    """A run the app is following, and the tabs' window onto it."""
+
+    run_id: str
+    message_id: int
+    chat_session_id: int
+    session_uuid: str
+    view: RunView = field(default_factory=RunView)
+    reconnecting: bool = False
+    task: asyncio.Task | None = None
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def bump(self) -> None:
+        # Waiters hold the old event; a fresh one catches the next change.
+        old, self._changed = self._changed, asyncio.Event()
+        old.set()
+
+    async def wait_changed(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
+
+
+@dataclass(frozen=True)
+class StartedRun:
+    run_id: str
+    user_message_id: int
+    assistant_message_id: int
+
+
+def _public_model(model: Any) -> dict[str, Any]:
+    body = {"base_url": model.base_url, "api_key": model.api_key or "", "model": model.model_name}
+    if model.context_length:
+        body["context_length"] = model.context_length
+    return body
+
+
+class RunManager:
+    def __init__(self, *, settings: Settings, storage: Storage, client: BridgeClient) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.client = client
+        self.writer = LogBatchWriter(self._write_logs)
+        self._runs: dict[str, LiveRun] = {}
+        self._lock = asyncio.Lock()
+        self._activity = asyncio.Event()
+
+    # ---- lifecycle -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the writer and re-attach to every run the database says is still going."""
+        self.writer.start()
+        running = await self.storage.call(messages.running_messages)
+        for message in running:
+            await self._reattach(message)
+
+    async def close(self) -> None:
+        """Stop following runs (they go on in the bridge) and flush the logs."""
+        tasks = [r.task for r in self._runs.values() if r.task]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.writer.close()
+
+    # ---- queries for the UI ----------------------------------------------------------
+
+    def live(self, run_id: str | None) -> LiveRun | None:
+        return self._runs.get(run_id) if run_id else None
+
+    def live_for_session(self, session_uuid: str) -> LiveRun | None:
+        return next((r for r in self._runs.values() if r.session_uuid == session_uuid), None)
+
+    def session_states(self) -> dict[str, str]:
+        """session_uuid -> "running" | "waiting" for every followed run."""
+        return {
+            r.session_uuid: "waiting" if r.view.state == "waiting_input" else "running"
+            for r in self._runs.values()
+        }
+
+    async def wait_activity(self, timeout: float) -> bool:
+        """Wait until a run starts, ends, or starts/stops waiting for an answer."""
+        try:
+            await asyncio.wait_for(self._activity.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
+
+    def _signal_activity(self) -> None:
+        self._activity.set()
+        self._activity = asyncio.Event()
+
+    # ---- commands --------------------------------------------------------------------
+
+    def validate_message(self, text: str) -> str:
+        if not text or not text.strip():
+            raise RunRefused("Type a message first: an empty message is not sent.")
+        limit = self.settings.max_message_chars
+        if len(text) > limit:
+            raise RunRefused(
+                f"The message has {len(text):,} characters; the limit is {limit:,}. "
+                "Shorten it or split it into several messages."
+            )
+        return text
+
+    async def send(
+        self,
+        *,
+        session_uuid: str,
+        text: str,
+        model_id: int | None = None,
+        skill_folder: str | None = None,
+    ) -> StartedRun:
+        """Append the user's message to the active branch and start a run answering it."""
+        self.validate_message(text)
+        system_prompt = None
+        if skill_folder:
+            try:
+                system_prompt = skill_prompt(self.settings.skills_dir, skill_folder)
+            except (OSError, ValueError) as exc:
+                raise RunRefused(str(exc)) from exc
+        async with self._lock:
+            if self.live_for_session(session_uuid):
+                raise RunRefused(
+                    "This conversation is still running. Wait for the answer or stop it first."
+                )
+            working = sum(1 for r in self._runs.values() if r.view.state != "waiting_input")
+            if working >= self.settings.max_active_runs:
+                raise RunRefused(
+                    f"{working} conversations are already running, the limit is "
+                    f"{self.settings.max_active_runs}. Wait for one to finish or stop one."
+                )
+            run_id = uuid.uuid4().hex
+            prepared = await self.storage.call(
+                self._prepare_turn,
+                session_uuid=session_uuid,
+                text=text,
+                model_id=model_id,
+                skill_folder=skill_folder,
+                run_id=run_id,
+            )
+            live = LiveRun(
+                run_id=run_id,
+                message_id=prepared["assistant"].id,
+                chat_session_id=prepared["chat_session_id"],
+                session_uuid=session_uuid,
+            )
+            self._runs[run_id] = live
+        self._signal_activity()
+        try:
+            await self.client.start_run(
+                session_id=prepared["hermes_session"],
+                message=text,
+                history=prepared["history"],
+                model=prepared["model"],
+                system_prompt=system_prompt,
+                run_id=run_id,
+            )
+        except BridgeError as exc:
+            # Nothing is lost: the question stays, the answer says why it did not come.
+            await self._finish(
+                live, status=MessageStatus.FAILED, error=f"Could not start the agent: {exc.message}"
+            )
+            return StartedRun(run_id, prepared["user"].id, prepared["assistant"].id)
+        live.task = asyncio.create_task(self._consume(live), name=f"run-{run_id}")
+        return StartedRun(run_id, prepared["user"].id, prepared["assistant"].id)
+
+    def _prepare_turn(
+        self,
+        *,
+        session: Any,
+        session_uuid: str,
+        text: str,
+        model_id: int | None,
+        skill_folder: str | None,
+        run_id: str,
+    ) -> dict[str, Any]:
+        chat = sessions.get_session(session=session, session_uuid=session_uuid)
+        if chat is None:
+            raise RunRefused("This conversation does not exist (it may have been deleted).")
+        model = None
+        if model_id is not None:
+            model = model_configs.get_model(session=session, model_id=model_id)
+        if model is None and chat.model_id is not None:
+            model = model_configs.get_model(session=session, model_id=chat.model_id)
+        if model is None:
+            model = model_configs.get_default_model(session=session)
+        if model is None:
+            raise RunRefused("No model is configured yet. Add one in Settings → Models.")
+        branch = messages.active_branch(session=session, chat_session_id=chat.id)
+        parent_id = branch[-1].id if branch else None
+        history = messages.history_for(
+            session=session, chat_session_id=chat.id, parent_id=parent_id
+        )
+        user = messages.append_message(
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=parent_id,
+            role=MessageRole.USER,
+            content=text,
+            status=MessageStatus.SENT,
+            model_id=model.id,
+            skill_folder=skill_folder,
+        )
+        assistant = messages.append_message(
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=user.id,
+            role=MessageRole.ASSISTANT,
+            content="",
+            status=MessageStatus.RUNNING,
+            run_id=run_id,
+            model_id=model.id,
+            skill_folder=skill_folder,
+        )
+        sessions.set_title_if_empty(session=session, session_id=chat.id, text=text)
+        sessions.set_session_model(
+            session=session, session_id=chat.id, model_id=model.id, skill_folder=skill_folder
+        )
+        return {
+            "chat_session_id": chat.id,
+            "hermes_session": chat.hermes_session,
+            "history": history,
+            "model": _public_model(model),
+            "user": user,
+            "assistant": assistant,
+        }
+
+    async def stop(self, run_id: str) -> None:
+        live = self._runs.get(run_id)
+        if live is None:
+            return
+        try:
+            await self.client.stop(run_id)
+        except RunNotFound:
+            if live.task:
+                live.task.cancel()
+            await self._finish(live, status=MessageStatus.FAILED, error=BRIDGE_RESTARTED)
+
+    async def answer(self, run_id: str, clarify_id: str, answer: str) -> None:
+        await self.client.answer_clarify(run_id, clarify_id, answer)
+
+    # ---- the consumer ----------------------------------------------------------------
+
+    async def _reattach(self, message: ChatMessage) -> None:
+        if not message.run_id or message.run_id in self._runs:
+            return
+        rows = await self.storage.call(logs.list_logs, message_id=message.id)
+        view = replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
+        chat = await self.storage.call(_session_by_id, chat_session_id=message.session_id)
+        live = LiveRun(
+            run_id=message.run_id,
+            message_id=message.id,
+            chat_session_id=message.session_id,
+            session_uuid=chat.session_uuid if chat else "",
+            view=view,
+        )
+        self._runs[live.run_id] = live
+        live.task = asyncio.create_task(self._consume(live), name=f"run-{live.run_id}")
+        log.info("re-attached to run %s after seq %d", live.run_id, view.last_seq)
+
+    def _on_connection(self, live: LiveRun):
+        def report(connected: bool) -> None:
+            live.reconnecting = not connected
+            live.bump()
+
+        return report
+
+    async def _consume(self, live: LiveRun) -> None:
+        try:
+            async for event in self.client.events(
+                live.run_id,
+                last_event_id=live.view.last_seq,
+                on_connection=self._on_connection(live),
+            ):
+                await self._on_event(live, event)
+                if event.is_terminal:
+                    await self._finish(live, status=FINAL_STATUS[live.view.state])
+                    return
+        except asyncio.CancelledError:
+            raise  # app shutdown: the run goes on in the bridge; re-attach on next start
+        except RunNotFound:
+            await self._finish(live, status=MessageStatus.FAILED, error=BRIDGE_RESTARTED)
+        except BridgeError as exc:
+            await self._finish(live, status=MessageStatus.FAILED, error=exc.message)
+        except Exception as exc:
+            log.exception("following run %s failed", live.run_id)
+            await self._finish(
+                live,
+                status=MessageStatus.FAILED,
+                error=f"Internal error while following the run: {exc}",
+            )
+
+    async def _on_event(self, live: LiveRun, event: BridgeEvent) -> None:
+        was_waiting = live.view.state == "waiting_input"
+        live.view = apply(live.view, {"type": event.type, "seq": event.seq, **event.data})
+        self.writer.add(live.message_id, event_to_row(event.type, event.seq, event.data))
+        if event.type == "clarify_request":
+            await self.storage.call(
+                pauses.create_pause,
+                run_id=live.run_id,
+                message_id=live.message_id,
+                clarify_id=str(event.data.get("clarify_id")),
+                question=str(event.data.get("question") or ""),
+                choices=[str(c) for c in event.data.get("choices") or []],
+            )
+            await self._flush_quietly()
+        elif event.type == "clarify_resolved":
+            await self.storage.call(
+                pauses.answer_pause,
+                run_id=live.run_id,
+                clarify_id=str(event.data.get("clarify_id")),
+                answer=event.data.get("answer"),
+            )
+        live.bump()
+        if was_waiting != (live.view.state == "waiting_input"):
+            self._signal_activity()
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.writer.flush()
+        except Exception:
+            log.exception("log flush failed; the writer retries in the background")
+
+    async def _finish(
+        self, live: LiveRun, *, status: MessageStatus, error: str | None = None
+    ) -> None:
+        """Persist the outcome and stop following the run."""
+        view = live.view
+        await self._flush_quietly()
+        usage = view.usage or {}
+        try:
+            await self.storage.call(
+                messages.finish_message,
+                message_id=live.message_id,
+                content=view.answer,
+                status=status,
+                error=error or view.error,
+                input_tokens=usage.get("input_tokens"),
+                output_tokens=usage.get("output_tokens"),
+                total_tokens=usage.get("total_tokens"),
+            )
+            if status != MessageStatus.SUCCESS and view.clarify is not None:
+                await self.storage.call(pauses.abandon_pauses, run_id=live.run_id)
+        except StoreError:
+            log.exception("finalising message %s failed", live.message_id)
+        if error and view.state not in ("failed", "stopped", "succeeded"):
+            live.view = apply(view, {"type": "run_failed", "error": error})
+        self._runs.pop(live.run_id, None)
+        live.reconnecting = False
+        live.bump()
+        self._signal_activity()
+
+    def _write_logs(self, batch: dict[int, list[LogRow]]) -> None:
+        def write(*, session: Any) -> None:
+            for message_id, rows in batch.items():
+                logs.append_logs(session=session, message_id=message_id, rows=rows)
+
+        self.storage.call_sync(write)
+
+
+def _session_by_id(*, session: Any, chat_session_id: int) -> ChatSession | None:
+    return session.get(ChatSession, chat_session_id)

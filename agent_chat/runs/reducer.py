@@ -1,0 +1,280 @@
+"""The one reducer from run events to the thinking view (DESIGN.md §1, §3).
+
+`apply(view, event)` is pure (no I/O, the old view is never changed), so the same code
+builds the live view and replays it from persisted `chat_message_log` rows.
+Events are plain dicts: `{"type": ..., "seq": ..., "ts": ..., **data}`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+# Area ② priorities: a lower one never hides a higher one within the same step.
+PRIORITY_SPINNER, PRIORITY_STEP, PRIORITY_STATUS, PRIORITY_TOOL = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    call_id: str
+    tool: str
+    args: Any = None
+    result: str | None = None
+    duration_ms: float | None = None
+    is_error: bool = False
+    done: bool = False
+    progress: str = ""
+
+
+@dataclass(frozen=True)
+class Clarify:
+    clarify_id: str
+    question: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunView:
+    """Everything the thinking panel and the answer show for one run."""
+
+    answer: str = ""  # the text segment that is (so far) the final answer
+    thinking: str = ""  # ① reasoning and text segments that were followed by tool calls
+    status: str = ""  # ② live status
+    status_priority: int = -1
+    current_tool: ToolCall | None = None  # ③ current
+    tools: tuple[ToolCall, ...] = ()  # ③ history
+    todos: tuple[dict[str, Any], ...] = ()  # ④
+    clarify: Clarify | None = None  # ⑤ pending question
+    answers: tuple[tuple[str, str | None], ...] = ()  # (question, answer) of resolved questions
+    state: str = "running"  # running | waiting_input | succeeded | failed | stopped
+    error: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    steps: int = 0
+    compactions: tuple[str, ...] = ()
+    started_ts: float | None = None
+    ended_ts: float | None = None
+    last_seq: int = 0
+    model: str = ""
+    reasoning_open: bool = False  # the last thing in ① is a reasoning stream still going
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("succeeded", "failed", "stopped")
+
+    @property
+    def todo_counts(self) -> tuple[int, int]:
+        """(completed, total) over the non-cancelled items."""
+        live = [t for t in self.todos if t.get("status") != "cancelled"]
+        return sum(1 for t in live if t.get("status") == "completed"), len(live)
+
+
+_KAOMOJI = re.compile(r"^\s*(\([^()]*\)|[^\w\s(]+)\s*")
+
+
+def strip_spinner(text: str) -> str:
+    """Drop hermes' kaomoji/emoji decoration in front of spinner words."""
+    previous = None
+    text = text or ""
+    while previous != text:
+        previous = text
+        match = _KAOMOJI.match(text)
+        if match and not re.search(r"[A-Za-z]{3,}", match.group(1)):
+            text = text[match.end() :]
+    return text.strip()
+
+
+def _set_status(view: RunView, message: str, priority: int) -> RunView:
+    if not message or priority < view.status_priority:
+        return view
+    return replace(view, status=message, status_priority=priority)
+
+
+def _append(block: str, text: str) -> str:
+    if not text.strip():
+        return block
+    return f"{block}\n\n{text.strip()}" if block else text.strip()
+
+
+def _replace_tool(view: RunView, call: ToolCall) -> tuple[ToolCall, ...]:
+    return tuple(call if t.call_id == call.call_id else t for t in view.tools)
+
+
+def apply(view: RunView, event: dict[str, Any]) -> RunView:
+    """Return the view after `event`. Unknown event types change only `last_seq`."""
+    kind = event.get("type", "")
+    seq = int(event.get("seq") or 0)
+    if seq and seq <= view.last_seq:
+        return view  # a duplicate delivery must not change anything
+    view = replace(view, last_seq=seq or view.last_seq)
+    if kind in _CLOSES_REASONING and view.reasoning_open:
+        view = replace(view, reasoning_open=False)
+    ts = event.get("ts")
+    handler = _HANDLERS.get(kind)
+    return handler(view, event, ts) if handler else view
+
+
+def _run_started(view: RunView, e: dict, ts: float | None) -> RunView:
+    return replace(view, started_ts=ts, model=str(e.get("model") or ""), state="running")
+
+
+def _text_delta(view: RunView, e: dict, ts: float | None) -> RunView:
+    return replace(view, answer=view.answer + str(e.get("text") or ""))
+
+
+def _text_break(view: RunView, e: dict, ts: float | None) -> RunView:
+    # The segment before tool calls was the agent talking to itself: it moves to ①.
+    return replace(view, thinking=_append(view.thinking, view.answer), answer="")
+
+
+def _reasoning_delta(view: RunView, e: dict, ts: float | None) -> RunView:
+    text = str(e.get("text") or "")
+    if not view.reasoning_open and view.thinking:
+        text = "\n\n" + text.lstrip()  # a new block of reasoning after other work
+    return replace(view, thinking=view.thinking + text, reasoning_open=True)
+
+
+def _status(view: RunView, e: dict, ts: float | None) -> RunView:
+    message = str(e.get("message") or "")
+    if e.get("category") == "thinking":
+        return _set_status(view, strip_spinner(message), PRIORITY_SPINNER)
+    return _set_status(view, message, PRIORITY_STATUS)
+
+
+def _step(view: RunView, e: dict, ts: float | None) -> RunView:
+    iteration = int(e.get("iteration") or view.steps + 1)
+    # A new model call starts a new step: earlier statuses no longer describe the work.
+    view = replace(view, steps=iteration, status_priority=-1)
+    return _set_status(view, f"Step {iteration}: asking the model", PRIORITY_STEP)
+
+
+def _tool_start(view: RunView, e: dict, ts: float | None) -> RunView:
+    call = ToolCall(
+        call_id=str(e.get("call_id") or f"seq-{e.get('seq')}"),
+        tool=str(e.get("tool") or ""),
+        args=e.get("args"),
+    )
+    view = replace(view, current_tool=call, tools=(*view.tools, call), status_priority=-1)
+    return _set_status(view, f"Running {call.tool}", PRIORITY_TOOL)
+
+
+def _tool_progress(view: RunView, e: dict, ts: float | None) -> RunView:
+    preview = str(e.get("preview") or e.get("event") or "")
+    tool = str(e.get("tool") or "")
+    if (
+        view.current_tool
+        and not view.current_tool.done
+        and (e.get("call_id") in (None, view.current_tool.call_id))
+    ):
+        updated = replace(view.current_tool, progress=preview)
+        view = replace(view, current_tool=updated, tools=_replace_tool(view, updated))
+    label = f"{tool}: {preview}" if tool and preview else preview or tool
+    return _set_status(view, label, PRIORITY_TOOL)
+
+
+def _tool_end(view: RunView, e: dict, ts: float | None) -> RunView:
+    call_id = str(e.get("call_id") or "")
+    existing = next((t for t in view.tools if t.call_id == call_id), None)
+    base = existing or ToolCall(call_id=call_id, tool=str(e.get("tool") or ""), args=e.get("args"))
+    done = replace(
+        base,
+        result=None if e.get("result") is None else str(e.get("result")),
+        duration_ms=e.get("duration_ms"),
+        is_error=bool(e.get("is_error")),
+        done=True,
+    )
+    tools = _replace_tool(view, done) if existing else (*view.tools, done)
+    current = (
+        done if view.current_tool and view.current_tool.call_id == call_id else view.current_tool
+    )
+    # The tool's progress no longer holds area ②.
+    return replace(
+        view,
+        tools=tools,
+        current_tool=current,
+        status_priority=min(view.status_priority, PRIORITY_STATUS),
+    )
+
+
+def _todo_update(view: RunView, e: dict, ts: float | None) -> RunView:
+    todos = tuple(dict(t) for t in (e.get("todos") or []) if isinstance(t, dict))
+    return replace(view, todos=todos)
+
+
+def _clarify_request(view: RunView, e: dict, ts: float | None) -> RunView:
+    clarify = Clarify(
+        clarify_id=str(e.get("clarify_id") or ""),
+        question=str(e.get("question") or ""),
+        choices=tuple(str(c) for c in (e.get("choices") or [])),
+    )
+    view = replace(view, clarify=clarify, state="waiting_input", status_priority=-1)
+    return _set_status(view, "Waiting for your answer", PRIORITY_TOOL)
+
+
+def _clarify_resolved(view: RunView, e: dict, ts: float | None) -> RunView:
+    question = view.clarify.question if view.clarify else ""
+    answer = e.get("answer")
+    state = "running" if view.state == "waiting_input" else view.state
+    return replace(
+        view,
+        clarify=None,
+        state=state,
+        answers=(*view.answers, (question, None if answer is None else str(answer))),
+        status_priority=-1,
+    )
+
+
+def _context_compacted(view: RunView, e: dict, ts: float | None) -> RunView:
+    return replace(view, compactions=(*view.compactions, str(e.get("summary") or "")))
+
+
+def _finish(state: str):
+    def handler(view: RunView, e: dict, ts: float | None) -> RunView:
+        final = e.get("final_text")
+        answer = str(final) if final else view.answer
+        usage = e.get("usage") if isinstance(e.get("usage"), dict) else view.usage
+        current = view.current_tool if view.current_tool and view.current_tool.done else None
+        return replace(
+            view,
+            state=state,
+            answer=answer,
+            usage=dict(usage or {}),
+            error=str(e.get("error")) if e.get("error") else view.error,
+            ended_ts=ts,
+            clarify=None,
+            current_tool=current,
+            status="",
+            status_priority=-1,
+        )
+
+    return handler
+
+
+_CLOSES_REASONING = frozenset({"text_break", "step", "tool_start", "clarify_request"})
+
+_HANDLERS = {
+    "run_started": _run_started,
+    "text_delta": _text_delta,
+    "text_break": _text_break,
+    "reasoning_delta": _reasoning_delta,
+    "status": _status,
+    "step": _step,
+    "tool_start": _tool_start,
+    "tool_progress": _tool_progress,
+    "tool_end": _tool_end,
+    "todo_update": _todo_update,
+    "clarify_request": _clarify_request,
+    "clarify_resolved": _clarify_resolved,
+    "context_compacted": _context_compacted,
+    "run_completed": _finish("succeeded"),
+    "run_failed": _finish("failed"),
+    "run_stopped": _finish("stopped"),
+}
+
+
+def replay(events: list[dict[str, Any]], view: RunView | None = None) -> RunView:
+    """Fold events into a view (used to rebuild history from the log)."""
+    view = view or RunView()
+    for event in events:
+        view = apply(view, event)
+    return view

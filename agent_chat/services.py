@@ -1,0 +1,68 @@
+"""The app process's long-lived parts, wired once at start-up (Reflex lifespan task).
+
+Plain Python: the database engine, the bridge client and the RunManager. State classes
+reach them through `services()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from agent_chat.config import Settings, load_settings
+from agent_chat.db import model_configs
+from agent_chat.db.engine import make_engine, migrate
+from agent_chat.runs.client import BridgeClient
+from agent_chat.runs.manager import RunManager
+from agent_chat.runs.storage import Storage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Services:
+    settings: Settings
+    engine: Engine
+    storage: Storage
+    bridge: BridgeClient
+    runs: RunManager
+
+
+_services: Services | None = None
+
+
+async def start_services(settings: Settings | None = None) -> Services:
+    """Migrate the database, create the clients, and re-attach to running runs."""
+    global _services
+    if _services is not None:
+        return _services
+    settings = settings or load_settings()
+    await asyncio.to_thread(migrate, settings.db_url)
+    engine = make_engine(settings.db_url)
+    storage = Storage(engine)
+    await storage.call(model_configs.ensure_env_model, settings=settings)
+    bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
+    runs = RunManager(settings=settings, storage=storage, client=bridge)
+    _services = Services(settings, engine, storage, bridge, runs)
+    await runs.start()
+    log.info("services started (bridge %s)", settings.bridge_url)
+    return _services
+
+
+async def stop_services() -> None:
+    global _services
+    if _services is None:
+        return
+    services, _services = _services, None
+    await services.runs.close()
+    await services.bridge.aclose()
+    services.engine.dispose()
+
+
+def services() -> Services:
+    if _services is None:
+        raise RuntimeError("services are not started (the app's lifespan task starts them)")
+    return _services
