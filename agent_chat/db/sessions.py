@@ -1,0 +1,166 @@
+"""Store functions for chat sessions (the sidebar's rows)."""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from sqlalchemy import delete
+from sqlmodel import Session, col, select
+
+from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.db.models import ChatSession, SessionStatus, new_uuid, utcnow
+
+log = logging.getLogger(__name__)
+
+TITLE_MAX_CHARS = 200
+AUTO_TITLE_CHARS = 30
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: newlines, CRs and runs of whitespace become one space, stripped."""
+    return " ".join(text.split())
+
+
+def _require(session: Session, session_id: int) -> ChatSession:
+    chat = session.get(ChatSession, session_id)
+    if chat is None:
+        raise NotFound(f"Chat session {session_id} does not exist")
+    return chat
+
+
+def _require_uuid(session: Session, session_uuid: str) -> ChatSession:
+    chat = get_session(session=session, session_uuid=session_uuid)
+    if chat is None:
+        raise NotFound(f"Chat session {session_uuid!r} does not exist")
+    return chat
+
+
+def create_session(
+    *,
+    session: Session,
+    title: str = "",
+    model_id: int | None = None,
+    skill_folder: str | None = None,
+) -> ChatSession:
+    chat = ChatSession(
+        title=_one_line(title)[:TITLE_MAX_CHARS], model_id=model_id, skill_folder=skill_folder
+    )
+    session.add(chat)
+    session.flush()
+    return chat
+
+
+def get_session(*, session: Session, session_uuid: str) -> ChatSession | None:
+    """The session with this uuid, or None (also for a malformed uuid: it comes from a URL)."""
+    try:
+        canonical = str(UUID(str(session_uuid)))
+    except ValueError:
+        return None
+    return session.exec(select(ChatSession).where(ChatSession.session_uuid == canonical)).first()
+
+
+def list_sessions(
+    *,
+    session: Session,
+    limit: int = 50,
+    offset: int = 0,
+    include_archived: bool = False,
+) -> list[ChatSession]:
+    """Sessions, most recently used first (ties: newest id first)."""
+    query = select(ChatSession)
+    if include_archived:
+        # A condition on the leading column keeps the (status, last_message_at) index usable.
+        query = query.where(col(ChatSession.status).in_([s.value for s in SessionStatus]))
+    else:
+        query = query.where(ChatSession.status == SessionStatus.ACTIVE.value)
+    query = (
+        query.order_by(col(ChatSession.last_message_at).desc(), col(ChatSession.id).desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    return list(session.exec(query).all())
+
+
+def rename_session(*, session: Session, session_uuid: str, title: str) -> ChatSession:
+    """Set the title (one line, at most 200 characters). Empty → ValidationFailed (a ValueError)."""
+    clean = _one_line(title)[:TITLE_MAX_CHARS].strip()
+    if not clean:
+        raise ValidationFailed({"title": "The title must not be empty."})
+    chat = _require_uuid(session, session_uuid)
+    chat.title = clean
+    chat.updated_at = utcnow()
+    session.add(chat)
+    session.flush()
+    return chat
+
+
+def delete_session(*, session: Session, session_uuid: str) -> None:
+    """Delete a session; its messages, logs and pauses go with it (ON DELETE CASCADE)."""
+    chat = _require_uuid(session, session_uuid)
+    session.flush()
+    # A bulk DELETE leaves the children to the database's cascade; the ORM knows no relationships.
+    session.execute(delete(ChatSession).where(col(ChatSession.id) == chat.id))
+    session.expunge(chat)
+    log.info("Deleted chat session %s", session_uuid)
+
+
+def set_title_if_empty(*, session: Session, session_id: int, text: str) -> str | None:
+    """Title an untitled session from the first 30 characters of `text`; the new title or None."""
+    chat = _require(session, session_id)
+    if chat.title:
+        return None
+    title = _one_line(text)[:AUTO_TITLE_CHARS].strip()
+    if not title:
+        return None
+    chat.title = title
+    chat.updated_at = utcnow()
+    session.add(chat)
+    session.flush()
+    return title
+
+
+def touch_session(*, session: Session, session_id: int) -> None:
+    """Mark the session as just used (it moves to the top of the sidebar)."""
+    chat = _require(session, session_id)
+    chat.last_message_at = chat.updated_at = utcnow()
+    session.add(chat)
+    session.flush()
+
+
+def set_session_model(
+    *,
+    session: Session,
+    session_id: int,
+    model_id: int | None,
+    skill_folder: str | None,
+) -> ChatSession:
+    chat = _require(session, session_id)
+    chat.model_id = model_id
+    chat.skill_folder = skill_folder
+    chat.updated_at = utcnow()
+    session.add(chat)
+    session.flush()
+    return chat
+
+
+def set_session_status(
+    *, session: Session, session_id: int, status: SessionStatus | str
+) -> ChatSession:
+    """Archive or un-archive a session."""
+    chat = _require(session, session_id)
+    chat.status = SessionStatus(status).value
+    chat.updated_at = utcnow()
+    session.add(chat)
+    session.flush()
+    return chat
+
+
+def new_hermes_session(*, session: Session, session_id: int) -> str:
+    """Give the session a fresh hermes-agent session id (on reset, so the agent forgets)."""
+    chat = _require(session, session_id)
+    chat.hermes_session = new_uuid()
+    chat.updated_at = utcnow()
+    session.add(chat)
+    session.flush()
+    return chat.hermes_session

@@ -1,0 +1,242 @@
+"""Store functions of chat sessions."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import Engine, insert
+from sqlmodel import Session, func, select
+
+from agent_chat.db.engine import open_session
+from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.db.logs import LogRow, append_logs
+from agent_chat.db.messages import append_message
+from agent_chat.db.model_configs import create_model
+from agent_chat.db.models import (
+    ChatMessage,
+    ChatMessageLog,
+    ChatSession,
+    MessageRole,
+    MessageStatus,
+    RunPause,
+    SessionStatus,
+    utcnow,
+)
+from agent_chat.db.pauses import create_pause
+from agent_chat.db.sessions import (
+    create_session,
+    delete_session,
+    get_session,
+    list_sessions,
+    new_hermes_session,
+    rename_session,
+    set_session_model,
+    set_session_status,
+    set_title_if_empty,
+    touch_session,
+)
+
+
+def test_create_session_has_uuid_hermes_session_and_defaults(session: Session) -> None:
+    chat = create_session(session=session, skill_folder="research")
+    assert chat.id is not None
+    assert len(chat.session_uuid) == 36
+    assert chat.hermes_session and chat.hermes_session != chat.session_uuid
+    assert (chat.title, chat.status, chat.skill_folder) == ("", "ACTIVE", "research")
+    assert chat.created_at.tzinfo is None
+
+
+def test_get_session_finds_by_uuid_and_returns_none_for_unknown_or_malformed(
+    session: Session, chat: ChatSession
+) -> None:
+    assert get_session(session=session, session_uuid=chat.session_uuid) is chat
+    assert get_session(session=session, session_uuid=chat.session_uuid.upper()) is chat
+    assert get_session(session=session, session_uuid="00000000-0000-4000-8000-000000000000") is None
+    for bad in ("", "not-a-uuid", "../etc/passwd", "1; DROP TABLE chat_session", "x" * 500):
+        assert get_session(session=session, session_uuid=bad) is None
+
+
+def test_list_sessions_orders_by_last_message_then_id_and_pages(session: Session) -> None:
+    base = utcnow()
+    chats = [create_session(session=session, title=f"s{i}") for i in range(5)]
+    for i, chat in enumerate(chats):
+        chat.last_message_at = base - timedelta(minutes=i)
+    chats[3].last_message_at = chats[4].last_message_at  # a tie: newer id first
+    session.flush()
+    titles = [c.title for c in list_sessions(session=session)]
+    assert titles == ["s0", "s1", "s2", "s4", "s3"]
+    assert [c.title for c in list_sessions(session=session, limit=2, offset=1)] == ["s1", "s2"]
+
+
+def test_list_sessions_hides_archived_unless_asked(session: Session) -> None:
+    kept = create_session(session=session, title="kept")
+    archived = create_session(session=session, title="archived")
+    set_session_status(session=session, session_id=archived.id, status=SessionStatus.ARCHIVED)
+    assert [c.id for c in list_sessions(session=session)] == [kept.id]
+    assert {c.id for c in list_sessions(session=session, include_archived=True)} == {
+        kept.id,
+        archived.id,
+    }
+
+
+def test_list_sessions_is_fast_with_ten_thousand_sessions(engine: Engine) -> None:
+    now = utcnow()
+    rows = [
+        {
+            "session_uuid": f"00000000-0000-4000-8000-{i:012d}",
+            "title": f"chat {i}",
+            "hermes_session": f"h{i}",
+            "status": "ARCHIVED" if i % 10 == 0 else "ACTIVE",
+            "created_at": now,
+            "last_message_at": now - timedelta(seconds=i),
+            "updated_at": now,
+        }
+        for i in range(10_000)
+    ]
+    with open_session(engine) as session:
+        session.execute(insert(ChatSession), rows)
+    with open_session(engine) as session:
+        started = time.perf_counter()
+        page = list_sessions(session=session, limit=50)
+        elapsed = time.perf_counter() - started
+    assert [c.title for c in page[:2]] == ["chat 1", "chat 2"]
+    assert elapsed < 0.2
+
+
+def test_list_sessions_query_uses_the_status_index(session: Session) -> None:
+    if session.get_bind().dialect.name != "sqlite":
+        pytest.skip("EXPLAIN QUERY PLAN is SQLite's")
+    plan = session.connection().exec_driver_sql(
+        "EXPLAIN QUERY PLAN SELECT * FROM chat_session WHERE status = 'ACTIVE' "
+        "ORDER BY last_message_at DESC, id DESC LIMIT 50"
+    )
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "ix_chat_session_status_last_message_at" in details
+    assert "TEMP B-TREE" not in details  # the index gives the order too: no sort
+
+
+def test_rename_session_cleans_the_title(session: Session, chat: ChatSession) -> None:
+    renamed = rename_session(session=session, session_uuid=chat.session_uuid, title="  a\nb\r\nc  ")
+    assert renamed.title == "a b c"
+    long = rename_session(session=session, session_uuid=chat.session_uuid, title="x" * 500)
+    assert len(long.title) == 200
+
+
+def test_rename_session_rejects_empty_titles_and_unknown_sessions(
+    session: Session, chat: ChatSession
+) -> None:
+    with pytest.raises(ValueError, match="must not be empty") as caught:
+        rename_session(session=session, session_uuid=chat.session_uuid, title=" \n\t ")
+    assert isinstance(caught.value, ValidationFailed)
+    assert "title" in caught.value.field_errors
+    with pytest.raises(NotFound):
+        rename_session(session=session, session_uuid="nope", title="x")
+
+
+def test_delete_session_cascades_to_messages_logs_and_pauses(engine: Engine) -> None:
+    with open_session(engine) as session:
+        chat = create_session(session=session)
+        other = create_session(session=session)
+        user = append_message(
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=None,
+            role=MessageRole.USER,
+            content="hi",
+            status=MessageStatus.SENT,
+        )
+        answer = append_message(
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=user.id,
+            role=MessageRole.ASSISTANT,
+            content="",
+            status=MessageStatus.RUNNING,
+            run_id="run-1",
+        )
+        append_logs(session=session, message_id=answer.id, rows=[LogRow(seq=1, kind="text")])
+        create_pause(
+            session=session,
+            run_id="run-1",
+            message_id=answer.id,
+            clarify_id="c1",
+            question="?",
+            choices=[],
+        )
+        append_message(
+            session=session,
+            chat_session_id=other.id,
+            parent_id=None,
+            role=MessageRole.USER,
+            content="stays",
+            status=MessageStatus.SENT,
+        )
+    with open_session(engine) as session:
+        delete_session(session=session, session_uuid=chat.session_uuid)
+    with open_session(engine) as session:
+        assert get_session(session=session, session_uuid=chat.session_uuid) is None
+        counts = [
+            session.exec(select(func.count()).select_from(table)).one()
+            for table in (ChatMessage, ChatMessageLog, RunPause)
+        ]
+        assert counts == [1, 0, 0]
+        with pytest.raises(NotFound):
+            delete_session(session=session, session_uuid=chat.session_uuid)
+
+
+def test_set_title_if_empty_uses_the_first_30_characters_once(
+    session: Session,
+) -> None:
+    chat = create_session(session=session)
+    text = "  Hello\nworld,\r\n  this   is a long first message indeed"
+    assert set_title_if_empty(session=session, session_id=chat.id, text=text) == (
+        "Hello world, this is a long fi"
+    )
+    assert chat.title == "Hello world, this is a long fi"
+    assert set_title_if_empty(session=session, session_id=chat.id, text="other") is None
+    assert chat.title == "Hello world, this is a long fi"
+    blank = create_session(session=session)
+    assert set_title_if_empty(session=session, session_id=blank.id, text=" \n ") is None
+    with pytest.raises(NotFound):
+        set_title_if_empty(session=session, session_id=999_999, text="x")
+
+
+def test_touch_session_moves_it_to_the_top(session: Session) -> None:
+    old = create_session(session=session, title="old")
+    new = create_session(session=session, title="new")
+    old.last_message_at = new.last_message_at - timedelta(hours=1)
+    session.flush()
+    assert list_sessions(session=session)[0].id == new.id
+    touch_session(session=session, session_id=old.id)
+    assert list_sessions(session=session)[0].id == old.id
+    assert old.updated_at == old.last_message_at
+    with pytest.raises(NotFound):
+        touch_session(session=session, session_id=999_999)
+
+
+def test_set_session_model_and_deleted_model_sets_null(engine: Engine) -> None:
+    from agent_chat.db.model_configs import delete_model
+
+    with open_session(engine) as session:
+        model = create_model(
+            session=session, name="m", base_url="http://localhost:1/v1", model_name="x"
+        )
+        chat = create_session(session=session)
+        set_session_model(session=session, session_id=chat.id, model_id=model.id, skill_folder="s")
+    with open_session(engine) as session:
+        delete_model(session=session, model_id=model.id)
+    with open_session(engine) as session:
+        reloaded = get_session(session=session, session_uuid=chat.session_uuid)
+        assert (reloaded.model_id, reloaded.skill_folder) == (None, "s")
+        with pytest.raises(NotFound):
+            set_session_model(session=session, session_id=999_999, model_id=None, skill_folder=None)
+
+
+def test_new_hermes_session_replaces_the_agent_session_id(
+    session: Session, chat: ChatSession
+) -> None:
+    before = chat.hermes_session
+    after = new_hermes_session(session=session, session_id=chat.id)
+    assert after != before and chat.hermes_session == after
