@@ -1,0 +1,48 @@
+"""``python -m agent_chat.bridge [--host 127.0.0.1] [--port 18731]``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import uvicorn
+
+from agent_chat.bridge.app import create_app
+from agent_chat.bridge.settings import load_bridge_settings
+
+
+class _QuietHermes(logging.Filter):
+    """On the console, hermes' own INFO chatter (several lines per model call) is dropped;
+    it still reaches $HERMES_HOME/logs/agent.log through hermes' handler."""
+
+    OWN = ("agent_chat", "uvicorn", "__main__")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or record.name.startswith(self.OWN)
+
+
+def main(argv: list[str] | None = None) -> None:
+    settings = load_bridge_settings()  # before hermes is imported (it loads $HERMES_HOME/.env)
+    parser = argparse.ArgumentParser(
+        description="Agent Chat bridge: HTTP + SSE around hermes-agent."
+    )
+    parser.add_argument("--host", default=settings.host)
+    parser.add_argument("--port", type=int, default=settings.port)
+    parser.add_argument("--log-level", default="info")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_QuietHermes())
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not settings.token:
+        logging.getLogger(__name__).warning(
+            "bridge listens on %s without AGENT_CHAT_BRIDGE_TOKEN: anyone who can reach it can run agents",
+            args.host,
+        )
+    app = create_app(settings)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Building a hermes AIAgent for one session (hermes is imported here, lazily)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agent_chat.bridge.schemas import ModelSpec
+from agent_chat.bridge.settings import BridgeSettings
+
+logger = logging.getLogger(__name__)
+
+# hermes needs a non-empty key even for endpoints that ignore it.
+PLACEHOLDER_API_KEY = "agent-chat-no-key"
+
+
+def build_agent(settings: BridgeSettings, session_id: str, model: ModelSpec) -> Any:
+    """A quiet AIAgent with the safe toolset allowlist; callbacks are attached per run."""
+    from run_agent import AIAgent  # after prepare_hermes_home(): hermes fixes paths at import
+
+    kwargs: dict[str, Any] = {
+        "base_url": model.base_url,
+        "api_key": model.api_key or PLACEHOLDER_API_KEY,
+        "provider": "custom",
+        "model": model.model,
+        "tool_delay": 0,
+        "enabled_toolsets": settings.toolsets,
+        "quiet_mode": True,
+        "session_id": session_id,
+    }
+    if model.max_tokens:
+        kwargs["max_tokens"] = model.max_tokens
+    agent = AIAgent(**kwargs)
+    # quiet_mode still prints status lines to stdout; they reach us via status_callback.
+    agent.suppress_status_output = True
+    logger.info("built agent for session %s (model %s)", session_id, model.model)
+    return agent
+
+
+def apply_context_length(agent: Any, model: ModelSpec) -> None:
+    """Use the run's context length for compression decisions (the probe found another)."""
+    compressor = getattr(agent, "context_compressor", None)
+    if not model.context_length or compressor is None:
+        return
+    if getattr(compressor, "context_length", None) == model.context_length:
+        return
+    compressor.update_model(
+        model=agent.model,
+        context_length=model.context_length,
+        base_url=agent.base_url,
+        api_key=getattr(agent, "api_key", ""),
+        provider=getattr(agent, "provider", ""),
+        api_mode=getattr(agent, "api_mode", ""),
+        max_tokens=getattr(agent, "max_tokens", None),
+    )

@@ -1,0 +1,169 @@
+"""The bridge's FastAPI app: HTTP + SSE around hermes-agent (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from importlib import metadata
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from agent_chat.bridge.agent_factory import build_agent
+from agent_chat.bridge.memory import MemoryLimitError, memory_files
+from agent_chat.bridge.pool import AgentPool
+from agent_chat.bridge.runs import Run, RunRegistry, RunRejected
+from agent_chat.bridge.schemas import ClarifyAnswer, MemoryUpdate, StartRunRequest
+from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
+
+logger = logging.getLogger(__name__)
+
+BRIDGE_VERSION = "1"
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _hermes_version() -> str:
+    try:
+        return metadata.version("hermes-agent")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _readable_validation_error(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "Invalid request: " + "; ".join(parts)
+
+
+def create_app(settings: BridgeSettings | None = None) -> FastAPI:
+    """The bridge app; ``settings`` default to the environment (read before hermes loads)."""
+    settings = settings or load_bridge_settings()
+    prepare_hermes_home(settings)
+    pool = AgentPool(partial(build_agent, settings), settings.agent_pool_size)
+    registry = RunRegistry(
+        pool,
+        max_active_runs=settings.max_active_runs,
+        clarify_max_wait_s=settings.clarify_max_wait_s,
+        retention_s=settings.buffer_retention_s,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        registry.stop_all()  # wake waiting questions so their threads can end
+
+    app = FastAPI(title="Agent Chat bridge", version=BRIDGE_VERSION, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.registry = registry
+    app.state.pool = pool
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(
+            status_code=422,
+            content={"detail": _readable_validation_error(exc), "errors": exc.errors()},
+        )
+
+    def require_token(authorization: str | None = Header(default=None)) -> None:
+        if settings.token is None:
+            return
+        expected = f"Bearer {settings.token}"
+        if authorization is None or not hmac.compare_digest(authorization, expected):
+            raise HTTPException(
+                status_code=401,
+                detail="Missing or wrong bearer token.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    def run_or_404(run_id: str) -> Run:
+        run = registry.get(run_id)
+        if run is None:
+            raise HTTPException(status_code=404, detail=f"Unknown run {run_id!r}.")
+        return run
+
+    @app.get("/health")
+    def health() -> dict[str, object]:
+        return {
+            "status": "ok",
+            "version": BRIDGE_VERSION,
+            "hermes_version": _hermes_version(),
+            **registry.counts(),
+        }
+
+    authed = [Depends(require_token)]
+
+    @app.post("/runs", status_code=201, dependencies=authed)
+    def start_run(body: StartRunRequest) -> dict[str, str]:
+        try:
+            run = registry.start(body)
+        except RunRejected as exc:
+            raise HTTPException(status_code=exc.status_code, detail=exc.message) from exc
+        return {"run_id": run.run_id}
+
+    @app.get("/runs/{run_id}", dependencies=authed)
+    def get_run(run_id: str) -> dict[str, object]:
+        return run_or_404(run_id).snapshot()
+
+    @app.get("/runs/{run_id}/events", dependencies=authed)
+    async def run_events(
+        run_id: str,
+        last_event_id: int | None = Query(default=None, ge=0),
+        last_event_id_header: str | None = Header(default=None, alias="Last-Event-ID"),
+    ) -> StreamingResponse:
+        run = run_or_404(run_id)
+        after = last_event_id or 0
+        if last_event_id_header:
+            try:
+                after = int(last_event_id_header)
+            except ValueError as exc:
+                raise HTTPException(422, "Last-Event-ID must be an integer.") from exc
+        stream = run.buffer.stream(after, settings.keepalive_interval_s)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
+
+    @app.post("/runs/{run_id}/clarify", dependencies=authed)
+    def answer_clarify(run_id: str, body: ClarifyAnswer) -> dict[str, object]:
+        run = run_or_404(run_id)
+        if not run.answer(body.clarify_id, body.answer):
+            raise HTTPException(
+                status_code=404,
+                detail=f"No open question {body.clarify_id!r} in run {run_id!r} (unknown or already answered).",
+            )
+        return {"run_id": run_id, "clarify_id": body.clarify_id, "status": run.status.value}
+
+    @app.post("/runs/{run_id}/stop", dependencies=authed)
+    def stop_run(run_id: str) -> dict[str, object]:
+        run = run_or_404(run_id)
+        run.request_stop()
+        return {"run_id": run_id, "status": run.status.value, "stop_requested": not run.finished}
+
+    @app.post("/sessions/{session_id}/reset", dependencies=authed)
+    def reset_session(session_id: str) -> dict[str, object]:
+        try:
+            registry.reset_session(session_id)
+        except RunRejected as exc:
+            raise HTTPException(status_code=exc.status_code, detail=exc.message) from exc
+        return {"session_id": session_id, "reset": True}
+
+    @app.get("/memory", dependencies=authed)
+    def get_memory() -> dict[str, object]:
+        return memory_files(settings.hermes_home).read()
+
+    @app.put("/memory", dependencies=authed)
+    def put_memory(body: MemoryUpdate) -> dict[str, object]:
+        try:
+            result = memory_files(settings.hermes_home).write(
+                {"memory": body.memory, "user": body.user}
+            )
+        except MemoryLimitError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        # hermes freezes memory into the system prompt when an agent is built.
+        pool.drop_idle()
+        return result
+
+    return app

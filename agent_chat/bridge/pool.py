@@ -1,0 +1,88 @@
+"""An LRU pool of hermes AIAgent instances, one per session.
+
+Building an agent costs about a second (it probes the endpoint), so a session's agent is
+kept between runs. An evicted or dropped one is simply rebuilt on the next run: the agent
+keeps no conversation history of its own (the caller passes it every run).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_chat.bridge.schemas import ModelSpec
+
+logger = logging.getLogger(__name__)
+
+AgentFactory = Callable[[str, ModelSpec], Any]
+
+
+@dataclass
+class _Entry:
+    key: tuple[object, ...]
+    agent: Any
+    in_use: bool = False
+
+
+class AgentPool:
+    """Agents keyed by session id; an agent is reused only for the same model settings."""
+
+    def __init__(self, factory: AgentFactory, size: int) -> None:
+        self._factory = factory
+        self._size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def acquire(self, session_id: str, model: ModelSpec) -> Any:
+        """The session's agent, built if missing or built for other model settings."""
+        key = model.pool_key()
+        with self._lock:
+            entry = self._entries.get(session_id)
+            if entry is not None and entry.key == key and not entry.in_use:
+                entry.in_use = True
+                self._entries.move_to_end(session_id)
+                return entry.agent
+        # Built outside the lock: construction probes the endpoint and takes a while.
+        agent = self._factory(session_id, model)
+        with self._lock:
+            self._entries[session_id] = _Entry(key=key, agent=agent, in_use=True)
+            self._entries.move_to_end(session_id)
+            self._evict()
+        return agent
+
+    def release(self, session_id: str, agent: Any) -> None:
+        with self._lock:
+            entry = self._entries.get(session_id)
+            if entry is not None and entry.agent is agent:
+                entry.in_use = False
+            self._evict()
+
+    def drop(self, session_id: str) -> bool:
+        """Forget the session's agent (the next run builds a fresh one)."""
+        with self._lock:
+            return self._entries.pop(session_id, None) is not None
+
+    def drop_idle(self) -> int:
+        """Forget every agent not running now, e.g. after memory was edited."""
+        with self._lock:
+            idle = [sid for sid, entry in self._entries.items() if not entry.in_use]
+            for sid in idle:
+                del self._entries[sid]
+            return len(idle)
+
+    def _evict(self) -> None:
+        # Oldest idle agents go first; agents in use are never evicted.
+        for sid in list(self._entries):
+            if len(self._entries) <= self._size:
+                return
+            if not self._entries[sid].in_use:
+                logger.debug("agent pool: evicting session %s", sid)
+                del self._entries[sid]

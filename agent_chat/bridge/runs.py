@@ -1,0 +1,352 @@
+"""Runs: one thread per run, its status, stop, and the clarify wait.
+
+Locking: the registry lock guards admission (busy session, duplicate id, cap); each run's
+lock guards its status, stop flag and pending question, so a stop that lands just before a
+question is registered is seen by it, and a question is resolved exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from agent_chat.bridge.events import EventBuffer
+from agent_chat.bridge.hermes_callbacks import CallbackMapper
+from agent_chat.bridge.pool import AgentPool
+from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
+
+logger = logging.getLogger(__name__)
+
+STOP_MESSAGE = "Stopped by the user."
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    WAITING_INPUT = "waiting_input"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+FINISHED = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.STOPPED})
+
+
+class RunRejected(Exception):
+    """A run cannot start; ``status_code`` is the HTTP answer."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+
+
+@dataclass
+class PendingClarify:
+    clarify_id: str
+    question: str
+    choices: list[str] | None
+    answered: threading.Event = field(default_factory=threading.Event)
+    answer: str | None = None
+    resolved: bool = False
+
+    def public(self) -> dict[str, Any]:
+        return {"clarify_id": self.clarify_id, "question": self.question, "choices": self.choices}
+
+
+class Run:
+    """One turn of one session, run by hermes in its own thread."""
+
+    def __init__(self, request: StartRunRequest, run_id: str, clarify_max_wait_s: float) -> None:
+        self.run_id = run_id
+        self.request = request
+        self.session_id = request.session_id
+        self.model: ModelSpec = request.model
+        self.buffer = EventBuffer(run_id)
+        self.clarify_max_wait_s = clarify_max_wait_s
+        self.created_at = time.time()
+        self.ended_at: float | None = None
+        self.final_text: str | None = None
+        self.error: str | None = None
+        self.usage: dict[str, int] | None = None
+        self._status = RunStatus.RUNNING
+        self._lock = threading.RLock()
+        self._stop_requested = False
+        self._pending: PendingClarify | None = None
+        self.agent: Any = None
+
+    @property
+    def status(self) -> RunStatus:
+        return self._status
+
+    @property
+    def finished(self) -> bool:
+        return self._status in FINISHED
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop_requested
+
+    def snapshot(self) -> dict[str, Any]:
+        """The body of ``GET /runs/{run_id}``."""
+        with self._lock:
+            pending = self._pending
+            body: dict[str, Any] = {
+                "run_id": self.run_id,
+                "session_id": self.session_id,
+                "status": self._status.value,
+                "pending_clarify": pending.public() if pending and not pending.resolved else None,
+                "last_event_id": self.buffer.last_seq,
+                "created_at": self.created_at,
+                "ended_at": self.ended_at,
+            }
+            if self.final_text is not None:
+                body["final_text"] = self.final_text
+            if self.error is not None:
+                body["error"] = self.error
+            if self.usage is not None:
+                body["usage"] = self.usage
+            return body
+
+    # -- called from the agent thread ------------------------------------------------
+
+    def ask(self, question: str, choices: list[str] | None) -> str:
+        """Block the agent until the question is answered, the run stops, or the cap passes."""
+        with self._lock:
+            if self._stop_requested:
+                return ""
+            pending = PendingClarify(uuid.uuid4().hex, question, choices)
+            self._pending = pending
+            self._status = RunStatus.WAITING_INPUT
+            self.buffer.emit("clarify_request", **pending.public())
+        answered = pending.answered.wait(self.clarify_max_wait_s)
+        with self._lock:
+            self._pending = None
+            if self._status == RunStatus.WAITING_INPUT:
+                self._status = RunStatus.RUNNING
+            if not answered and not pending.resolved:
+                pending.resolved = True
+                logger.warning(
+                    "run %s: question unanswered after %ss", self.run_id, self.clarify_max_wait_s
+                )
+                self.buffer.emit(
+                    "clarify_resolved",
+                    clarify_id=pending.clarify_id,
+                    answer=None,
+                    cancelled=True,
+                    timed_out=True,
+                )
+            return pending.answer or ""
+
+    def check_stop(self) -> None:
+        """Re-deliver a stop to hermes (one that came before run_conversation started)."""
+        if self._stop_requested and self.agent is not None:
+            self.agent.interrupt(STOP_MESSAGE)
+
+    def finish(self, status: RunStatus, event: str, **fields: Any) -> None:
+        """Record the outcome, then send the one terminal event."""
+        with self._lock:
+            if self.finished:
+                logger.error(
+                    "run %s finished twice (%s after %s)", self.run_id, status, self._status
+                )
+                return
+            self._status = status
+            self.ended_at = time.time()
+            self.buffer.emit(event, **fields)
+
+    # -- called from HTTP handlers ---------------------------------------------------
+
+    def answer(self, clarify_id: str, answer: str) -> bool:
+        """Wake the waiting agent; False if no such question is waiting."""
+        with self._lock:
+            pending = self._pending
+            if pending is None or pending.resolved or pending.clarify_id != clarify_id:
+                return False
+            pending.resolved = True
+            pending.answer = answer
+            self._status = RunStatus.RUNNING
+            self.buffer.emit("clarify_resolved", clarify_id=clarify_id, answer=answer)
+            pending.answered.set()
+            return True
+
+    def request_stop(self) -> None:
+        with self._lock:
+            if self.finished:
+                return
+            self._stop_requested = True
+            pending = self._pending
+            if pending is not None and not pending.resolved:
+                pending.resolved = True
+                self.buffer.emit(
+                    "clarify_resolved", clarify_id=pending.clarify_id, answer=None, cancelled=True
+                )
+                pending.answered.set()
+            agent = self.agent
+        if agent is not None:
+            agent.interrupt(STOP_MESSAGE)
+
+
+def _readable_failure(result: dict[str, Any], model: ModelSpec) -> str:
+    detail = str(result.get("final_response") or result.get("error") or "").strip()
+    error = str(result.get("error") or "").lower()
+    if "connection" in error or "connect" in detail.lower():
+        return f"Could not reach the model endpoint at {model.base_url}: {detail or 'connection error'}"
+    if detail:
+        return f"The model call failed: {detail}"
+    return "The agent stopped without an answer (no further detail from hermes)."
+
+
+def _usage(result: dict[str, Any]) -> dict[str, int]:
+    return {
+        "input_tokens": int(result.get("input_tokens") or 0),
+        "output_tokens": int(result.get("output_tokens") or 0),
+        "total_tokens": int(result.get("total_tokens") or 0),
+    }
+
+
+def execute(run: Run, pool: AgentPool) -> None:
+    """The body of a run's thread: build or reuse the agent, run one turn, finish."""
+    from agent_chat.bridge.agent_factory import apply_context_length
+
+    request = run.request
+    run.buffer.emit("run_started", session_id=run.session_id, model=run.model.model)
+    agent = None
+    try:
+        if run.stop_requested:
+            run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+            return
+        agent = pool.acquire(run.session_id, run.model)
+        mapper = CallbackMapper(
+            emit=run.buffer.emit,
+            ask=run.ask,
+            on_step=run.check_stop,
+            summary=lambda: _compaction_summary(agent),
+        )
+        for name, callback in mapper.callbacks().items():
+            setattr(agent, name, callback)
+        agent.ephemeral_system_prompt = request.system_prompt or None
+        agent.max_iterations = request.max_iterations or 90
+        apply_context_length(agent, run.model)
+        agent.clear_interrupt()  # before run.agent is set, so it cannot erase a new stop
+        run.agent = agent
+        if run.stop_requested:  # a stop that came while the agent was being built
+            run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+            return
+        history = [m.model_dump() for m in request.history]
+        result = agent.run_conversation(request.message, conversation_history=history)
+        _finish_from_result(run, result)
+    except Exception as exc:
+        logger.exception("run %s crashed", run.run_id)
+        if run.stop_requested:
+            run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+        else:
+            run.error = f"The agent failed: {exc}"
+            run.finish(RunStatus.FAILED, "run_failed", error=run.error)
+    finally:
+        run.agent = None
+        if agent is not None:
+            for name in CallbackMapper.callback_attribute_names():
+                setattr(agent, name, None)
+            pool.release(run.session_id, agent)
+
+
+def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
+    final_text = str(result.get("final_response") or "")
+    run.usage = _usage(result)
+    if run.stop_requested or result.get("interrupted"):
+        run.final_text = final_text
+        run.finish(RunStatus.STOPPED, "run_stopped", final_text=final_text)
+    elif result.get("failed") or not result.get("completed", True):
+        run.error = _readable_failure(result, run.model)
+        run.finish(RunStatus.FAILED, "run_failed", error=run.error)
+    else:
+        run.final_text = final_text
+        run.finish(RunStatus.SUCCEEDED, "run_completed", final_text=final_text, usage=run.usage)
+
+
+def _compaction_summary(agent: Any) -> str:
+    # hermes keeps the latest summary on its compressor (private attribute, read defensively).
+    compressor = getattr(agent, "context_compressor", None)
+    return str(getattr(compressor, "_previous_summary", None) or "")
+
+
+class RunRegistry:
+    """Every run this process knows, with admission rules and buffer retention."""
+
+    def __init__(
+        self, pool: AgentPool, max_active_runs: int, clarify_max_wait_s: float, retention_s: float
+    ) -> None:
+        self.pool = pool
+        self.max_active_runs = max_active_runs
+        self.clarify_max_wait_s = clarify_max_wait_s
+        self.retention_s = retention_s
+        self._lock = threading.Lock()
+        self._runs: dict[str, Run] = {}
+
+    def start(self, request: StartRunRequest) -> Run:
+        """Admit and start a run, or raise RunRejected (409 busy/duplicate, 429 cap)."""
+        self.purge_expired()
+        with self._lock:
+            run_id = request.run_id or uuid.uuid4().hex
+            if run_id in self._runs:
+                raise RunRejected(409, f"A run with id {run_id!r} already exists.")
+            if any(
+                r.session_id == request.session_id and not r.finished for r in self._runs.values()
+            ):
+                raise RunRejected(409, f"Session {request.session_id!r} already has a running run.")
+            working = self._working_count()
+            if working >= self.max_active_runs:
+                raise RunRejected(
+                    429,
+                    f"Too many runs at once ({working} of {self.max_active_runs}); try again later.",
+                )
+            run = Run(request, run_id, self.clarify_max_wait_s)
+            self._runs[run_id] = run
+        thread = threading.Thread(
+            target=execute, args=(run, self.pool), name=f"run-{run_id}", daemon=True
+        )
+        thread.start()
+        return run
+
+    def get(self, run_id: str) -> Run | None:
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def _working_count(self) -> int:
+        # Runs waiting for an answer do not count: each has its own thread.
+        return sum(1 for r in self._runs.values() if r.status == RunStatus.RUNNING)
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            waiting = sum(1 for r in self._runs.values() if r.status == RunStatus.WAITING_INPUT)
+            return {"active_runs": self._working_count(), "waiting_runs": waiting}
+
+    def reset_session(self, session_id: str) -> None:
+        """Drop the session's agent; RunRejected(409) while it has a run going."""
+        with self._lock:
+            if any(r.session_id == session_id and not r.finished for r in self._runs.values()):
+                raise RunRejected(409, f"Session {session_id!r} has a running run; stop it first.")
+            self.pool.drop(session_id)
+
+    def purge_expired(self) -> None:
+        """Forget runs that ended more than the retention time ago."""
+        cutoff = time.time() - self.retention_s
+        with self._lock:
+            expired = [
+                rid
+                for rid, r in self._runs.items()
+                if r.ended_at is not None and r.ended_at < cutoff
+            ]
+            for rid in expired:
+                del self._runs[rid]
+
+    def stop_all(self) -> None:
+        with self._lock:
+            runs = list(self._runs.values())
+        for run in runs:
+            run.request_stop()

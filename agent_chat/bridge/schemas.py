@@ -1,0 +1,53 @@
+"""Request bodies of the bridge protocol (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# hermes refuses models whose context window is below this many tokens.
+HERMES_MIN_CONTEXT = 64_000
+
+
+class ModelSpec(BaseModel):
+    """The OpenAI-compatible endpoint a run talks to."""
+
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
+
+    base_url: str = Field(min_length=1)
+    api_key: str | None = None
+    model: str = Field(min_length=1)
+    context_length: int | None = Field(default=None, ge=HERMES_MIN_CONTEXT)
+    max_tokens: int | None = Field(default=None, gt=0)
+
+    def pool_key(self) -> tuple[object, ...]:
+        """What an agent instance is built from: a change means a new agent."""
+        return (self.base_url, self.api_key or "", self.model, self.max_tokens)
+
+
+class HistoryMessage(BaseModel):
+    role: Literal["user", "assistant", "system"]
+    content: str
+
+
+class StartRunRequest(BaseModel):
+    session_id: str = Field(min_length=1, max_length=200)
+    message: str = Field(min_length=1)
+    history: list[HistoryMessage] = Field(default_factory=list)
+    system_prompt: str | None = None
+    model: ModelSpec
+    max_iterations: int | None = Field(default=None, gt=0)
+    run_id: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class ClarifyAnswer(BaseModel):
+    clarify_id: str = Field(min_length=1)
+    answer: str
+
+
+class MemoryUpdate(BaseModel):
+    """New MEMORY.md / USER.md texts; a missing field keeps the file as it is."""
+
+    memory: str | None = None
+    user: str | None = None

@@ -1,0 +1,80 @@
+"""Bridge settings, read from the environment before hermes is imported.
+
+hermes loads ``$HERMES_HOME/.env`` into ``os.environ`` (override=True) when it is imported,
+so everything the bridge needs is read here first and kept in a frozen object.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_HERMES_HOME = PROJECT_ROOT / "data" / "hermes"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 18731
+# Tools that cannot touch the machine: the operator opts into others with AGENT_CHAT_TOOLSETS.
+BASE_TOOLSETS = ("todo", "clarify", "memory")
+
+
+@dataclass(frozen=True)
+class BridgeSettings:
+    hermes_home: Path = DEFAULT_HERMES_HOME
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    max_active_runs: int = 5
+    agent_pool_size: int = 8
+    # A question waits this long for an answer; 24 h is "no timeout" in practice.
+    clarify_max_wait_s: float = 86400.0
+    extra_toolsets: tuple[str, ...] = ()
+    keepalive_interval_s: float = 15.0
+    buffer_retention_s: float = 3600.0
+
+    @property
+    def toolsets(self) -> list[str]:
+        """The explicit hermes toolset allowlist (``None`` would mean every tool)."""
+        names = list(BASE_TOOLSETS)
+        names += [name for name in self.extra_toolsets if name not in names]
+        return names
+
+
+def _number(env: Mapping[str, str], name: str, default: float, kind: type = int) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a {kind.__name__}, got {raw!r}") from exc
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {raw!r}")
+    return value
+
+
+def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings:
+    """Read the bridge settings from ``env`` (default: ``os.environ``)."""
+    env = os.environ if env is None else env
+    toolsets = tuple(
+        name.strip() for name in env.get("AGENT_CHAT_TOOLSETS", "").split(",") if name.strip()
+    )
+    return BridgeSettings(
+        hermes_home=Path(env.get("HERMES_HOME") or DEFAULT_HERMES_HOME).resolve(),
+        host=env.get("AGENT_CHAT_BRIDGE_HOST") or DEFAULT_HOST,
+        port=int(_number(env, "AGENT_CHAT_BRIDGE_PORT", DEFAULT_PORT)),
+        token=env.get("AGENT_CHAT_BRIDGE_TOKEN") or None,
+        max_active_runs=int(_number(env, "AGENT_CHAT_MAX_ACTIVE_RUNS", 5)),
+        agent_pool_size=int(_number(env, "AGENT_CHAT_AGENT_POOL_SIZE", 8)),
+        clarify_max_wait_s=_number(env, "AGENT_CHAT_CLARIFY_MAX_WAIT_S", 86400.0, float),
+        extra_toolsets=toolsets,
+        keepalive_interval_s=_number(env, "AGENT_CHAT_BRIDGE_KEEPALIVE_S", 15.0, float),
+        buffer_retention_s=_number(env, "AGENT_CHAT_BRIDGE_RETENTION_S", 3600.0, float),
+    )
+
+
+def prepare_hermes_home(settings: BridgeSettings) -> None:
+    """Point hermes at the bridge's home; must run before ``run_agent`` is imported."""
+    settings.hermes_home.mkdir(parents=True, exist_ok=True)
+    os.environ["HERMES_HOME"] = str(settings.hermes_home)

@@ -1,0 +1,421 @@
+"""A scripted OpenAI-compatible model server for tests.
+
+Behaviour is chosen by whole-word keywords in the LAST user message (case-insensitive):
+
+- default: ``Echo: <last user message>``, streamed word by word.
+- ``recall``: ``Earlier you said: <first user message>`` (or ``I have no earlier message.``).
+- ``think``: reasoning deltas, then the answer.
+- ``todo``: a little text, then a ``todo`` tool call with 3 items; after the tool result
+  ``Plan made.``
+- ``ask``: a ``clarify`` tool call (``Which color do you prefer?``, red/green/blue); after the
+  tool result ``You chose <answer>.``
+- ``slow`` / ``long <N>``: N words (default 200) with a per-token delay (0.05 s for ``slow``
+  unless the server has a delay of its own).
+- ``delay=<seconds>``: per-request token delay.
+- ``error500``: HTTP 500 with an OpenAI-style error body.
+- a summarization prompt (hermes' context compression): a short summary.
+
+Run it with ``python -m tests.fakes.model_server --port N``, or in-process with
+``running_fake_model()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import re
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+logger = logging.getLogger(__name__)
+
+MODEL_ID = "fake-model"
+CONTEXT_LENGTH = 131072
+SLOW_TOKEN_DELAY = 0.05
+DEFAULT_LONG_TOKENS = 200
+
+CLARIFY_QUESTION = "Which color do you prefer?"
+CLARIFY_CHOICES = ["red", "green", "blue"]
+TODO_ITEMS = [
+    {"id": "1", "content": "Gather the facts", "status": "completed"},
+    {"id": "2", "content": "Write the plan", "status": "in_progress"},
+    {"id": "3", "content": "Review the result", "status": "pending"},
+]
+REASONING_TEXT = "Let me think about this. The user wants an answer."
+SUMMARY_TEXT = (
+    "## Goal\nThe user is chatting with the assistant to test the system.\n"
+    "## Progress\nEarlier turns were echoed back.\n## Next steps\nContinue the conversation."
+)
+
+
+@dataclass
+class Script:
+    """What one completion says: reasoning, text, an optional tool call."""
+
+    reasoning: list[str] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    tool_name: str | None = None
+    tool_args: dict[str, Any] | None = None
+    token_delay: float = 0.0
+
+
+class FakeModel:
+    """Shared state of one fake server: recorded requests and the default token delay."""
+
+    def __init__(self, token_delay: float = 0.0) -> None:
+        self.token_delay = token_delay
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+
+    def record(self, body: dict[str, Any]) -> None:
+        with self._lock:
+            self._requests.append(body)
+
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._requests)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+
+    def next_id(self) -> int:
+        with self._lock:
+            return next(self._ids)
+
+
+def _text_of(content: Any) -> str:
+    """Text of a message content (a string or a list of OpenAI content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) is not None
+
+
+def _words(text: str) -> list[str]:
+    """Split text into stream chunks that concatenate back to the text."""
+    return re.findall(r"\S+\s*|\s+", text) or [text]
+
+
+def _tool_name_for(messages: list[dict[str, Any]], call_id: str | None) -> str | None:
+    for message in reversed(messages):
+        for call in message.get("tool_calls") or []:
+            if call.get("id") == call_id:
+                return (call.get("function") or {}).get("name")
+    return None
+
+
+def plan_reply(messages: list[dict[str, Any]], default_delay: float) -> Script:
+    """Decide the scripted reply to a chat-completion request."""
+    users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+    last_user = users[-1] if users else ""
+    delay = default_delay
+    if match := re.search(r"\bdelay=(\d+(?:\.\d+)?)", last_user, re.IGNORECASE):
+        delay = float(match.group(1))
+
+    if "summarization agent" in last_user or "context checkpoint" in last_user:
+        return Script(text=_words(SUMMARY_TEXT), token_delay=delay)
+
+    last = messages[-1] if messages else {}
+    if last.get("role") == "tool":
+        tool = _tool_name_for(messages, last.get("tool_call_id"))
+        if tool == "clarify":
+            try:
+                answer = json.loads(_text_of(last.get("content"))).get("user_response", "")
+            except (ValueError, AttributeError):
+                answer = ""
+            return Script(text=_words(f"You chose {answer}."), token_delay=delay)
+        if tool == "todo":
+            return Script(text=_words("Plan made."), token_delay=delay)
+        return Script(text=_words(f"Tool {tool} done."), token_delay=delay)
+
+    if _has_word(last_user, "todo"):
+        return Script(
+            text=_words("Let me make a plan."),
+            tool_name="todo",
+            tool_args={"todos": TODO_ITEMS, "merge": False},
+            token_delay=delay,
+        )
+    if _has_word(last_user, "ask"):
+        return Script(
+            tool_name="clarify",
+            tool_args={"question": CLARIFY_QUESTION, "choices": CLARIFY_CHOICES},
+            token_delay=delay,
+        )
+    if _has_word(last_user, "recall"):
+        earlier = users[:-1]
+        text = f"Earlier you said: {earlier[0]}" if earlier else "I have no earlier message."
+        return Script(text=_words(text), token_delay=delay)
+    if _has_word(last_user, "think"):
+        return Script(
+            reasoning=_words(REASONING_TEXT),
+            text=_words("After thinking: the answer is 42."),
+            token_delay=delay,
+        )
+    long_match = re.search(r"\blong\s+(\d+)", last_user, re.IGNORECASE)
+    if long_match or _has_word(last_user, "slow"):
+        count = int(long_match.group(1)) if long_match else DEFAULT_LONG_TOKENS
+        if _has_word(last_user, "slow") and delay <= 0:
+            delay = SLOW_TOKEN_DELAY
+        return Script(text=[f"word{i} " for i in range(1, count + 1)], token_delay=delay)
+    return Script(text=_words(f"Echo: {last_user}"), token_delay=delay)
+
+
+def _usage(messages: list[dict[str, Any]], script: Script) -> dict[str, int]:
+    # Rough chars/4 like hermes' own estimate, so compression logic sees sane numbers.
+    prompt = max(1, len(json.dumps(messages)) // 4)
+    completion = max(1, len("".join(script.text + script.reasoning)) // 4)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+class _Chunks:
+    """Builds chat.completion.chunk dicts for one response."""
+
+    def __init__(self, completion_id: str, model: str) -> None:
+        self.completion_id = completion_id
+        self.model = model
+        self.created = int(time.time())
+
+    def make(
+        self,
+        delta: dict[str, Any] | None,
+        finish_reason: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> str:
+        chunk: dict[str, Any] = {
+            "id": self.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+        if usage is not None:
+            chunk["usage"] = usage
+        return f"data: {json.dumps(chunk)}\n\n"
+
+
+async def _stream(
+    script: Script, chunks: _Chunks, call_id: str, usage: dict[str, int] | None
+) -> AsyncIterator[str]:
+    yield chunks.make({"role": "assistant", "content": ""})
+    for piece in script.reasoning:
+        await asyncio.sleep(script.token_delay)
+        yield chunks.make({"reasoning_content": piece})
+    for piece in script.text:
+        await asyncio.sleep(script.token_delay)
+        yield chunks.make({"content": piece})
+    if script.tool_name:
+        arguments = json.dumps(script.tool_args or {})
+        half = len(arguments) // 2
+        yield chunks.make(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": script.tool_name, "arguments": arguments[:half]},
+                    }
+                ]
+            }
+        )
+        yield chunks.make(
+            {"tool_calls": [{"index": 0, "function": {"arguments": arguments[half:]}}]}
+        )
+    yield chunks.make({}, finish_reason="tool_calls" if script.tool_name else "stop")
+    if usage is not None:
+        yield chunks.make(None, usage=usage)
+    yield "data: [DONE]\n\n"
+
+
+def _completion(
+    script: Script, completion_id: str, model: str, call_id: str, usage: dict[str, int]
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(script.text) or None}
+    if script.reasoning:
+        message["reasoning_content"] = "".join(script.reasoning)
+    if script.tool_name:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": script.tool_name, "arguments": json.dumps(script.tool_args)},
+            }
+        ]
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if script.tool_name else "stop",
+            }
+        ],
+        "usage": usage,
+    }
+
+
+def _model_entry() -> dict[str, Any]:
+    # hermes reads the first of context_length / max_model_len / ... it finds.
+    return {
+        "id": MODEL_ID,
+        "object": "model",
+        "created": 0,
+        "owned_by": "agent-chat-tests",
+        "context_length": CONTEXT_LENGTH,
+        "max_model_len": CONTEXT_LENGTH,
+    }
+
+
+def create_fake_model_app(fake: FakeModel) -> Starlette:
+    """The Starlette app serving ``fake``."""
+
+    async def models(request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [_model_entry()]})
+
+    async def model_detail(request: Request) -> Response:
+        return JSONResponse({**_model_entry(), "id": request.path_params["model_id"]})
+
+    async def chat_completions(request: Request) -> Response:
+        body = await request.json()
+        fake.record(body)
+        messages = body.get("messages") or []
+        users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+        if users and _has_word(users[-1], "error500") and messages[-1].get("role") == "user":
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": "The fake model failed on purpose (error500).",
+                        "type": "server_error",
+                        "code": "internal_error",
+                    }
+                },
+                status_code=500,
+            )
+        script = plan_reply(messages, fake.token_delay)
+        number = fake.next_id()
+        completion_id = f"chatcmpl-fake-{number}"
+        call_id = f"call_fake_{number}"
+        model = body.get("model") or MODEL_ID
+        usage = _usage(messages, script)
+        if not body.get("stream"):
+            return JSONResponse(_completion(script, completion_id, model, call_id, usage))
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return StreamingResponse(
+            _stream(
+                script, _Chunks(completion_id, model), call_id, usage if include_usage else None
+            ),
+            media_type="text/event-stream",
+        )
+
+    async def fake_requests(request: Request) -> Response:
+        return JSONResponse(fake.requests())
+
+    async def fake_reset(request: Request) -> Response:
+        fake.reset()
+        return JSONResponse({"ok": True})
+
+    return Starlette(
+        routes=[
+            Route("/v1/models", models),
+            Route("/v1/models/{model_id:path}", model_detail),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/_fake/requests", fake_requests),
+            Route("/_fake/reset", fake_reset, methods=["POST"]),
+        ]
+    )
+
+
+@dataclass
+class RunningFakeModel:
+    """Handle of a fake model server running in this process."""
+
+    base_url: str
+    fake: FakeModel
+
+    def requests(self) -> list[dict[str, Any]]:
+        """JSON bodies of the chat-completion requests received so far."""
+        return self.fake.requests()
+
+    def reset(self) -> None:
+        self.fake.reset()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: Any, host: str = "127.0.0.1") -> Iterator[int]:
+    """Run an ASGI app with uvicorn in a daemon thread; yields the port."""
+    sock = socket.socket()
+    sock.bind((host, 0))
+    port = int(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@contextlib.contextmanager
+def running_fake_model(token_delay: float = 0.0) -> Iterator[RunningFakeModel]:
+    """Start the fake model server on a free port for the duration of the block."""
+    fake = FakeModel(token_delay=token_delay)
+    with serve_in_thread(create_fake_model_app(fake)) as port:
+        yield RunningFakeModel(base_url=f"http://127.0.0.1:{port}/v1", fake=fake)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible model server.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--token-delay", type=float, default=0.0, help="seconds between chunks")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    app = create_fake_model_app(FakeModel(token_delay=args.token_delay))
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
