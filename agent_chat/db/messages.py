@@ -1,0 +1,271 @@
+"""Store functions for the message tree of a session.
+
+Each message has a parent (None for a root). Among siblings (the children of one parent, or the
+roots of one session) exactly one is active; the active branch is the path from the active
+root through active children. Nothing is ever deleted here: regenerate and edit add siblings.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import ColumnElement, func, literal, update
+from sqlalchemy.orm import aliased
+from sqlmodel import Session, col, select
+
+from agent_chat.db.errors import InvalidTree, NotFound
+from agent_chat.db.models import ChatMessage, MessageRole, MessageStatus, utcnow
+from agent_chat.db.sessions import touch_session
+
+log = logging.getLogger(__name__)
+
+SUMMARY_PREFIX = "[Summary of the earlier conversation]\n"
+
+
+def _require(session: Session, message_id: int) -> ChatMessage:
+    message = session.get(ChatMessage, message_id)
+    if message is None:
+        raise NotFound(f"Message {message_id} does not exist")
+    return message
+
+
+def _siblings_where(chat_session_id: int, parent_id: int | None) -> ColumnElement[bool]:
+    """The WHERE clause selecting the siblings under `parent_id` (roots: parent IS NULL)."""
+    if parent_id is None:
+        return (col(ChatMessage.session_id) == chat_session_id) & col(ChatMessage.parent_id).is_(
+            None
+        )
+    return col(ChatMessage.parent_id) == parent_id
+
+
+def append_message(
+    *,
+    session: Session,
+    chat_session_id: int,
+    parent_id: int | None,
+    role: MessageRole | str,
+    content: str,
+    status: MessageStatus | str,
+    run_id: str | None = None,
+    model_id: int | None = None,
+    skill_folder: str | None = None,
+) -> ChatMessage:
+    """Add a child of `parent_id` (a root if None) as the active sibling, and touch the session."""
+    role = MessageRole(role)
+    status = MessageStatus(status)
+    if parent_id is not None:
+        parent = session.get(ChatMessage, parent_id)
+        if parent is None or parent.session_id != chat_session_id:
+            raise InvalidTree(f"Parent message {parent_id} is not in session {chat_session_id}")
+    # Raises NotFound for an unknown session before anything is written.
+    touch_session(session=session, session_id=chat_session_id)
+    where = _siblings_where(chat_session_id, parent_id)
+    highest = session.exec(select(func.max(ChatMessage.branch_order)).where(where)).one()
+    session.execute(update(ChatMessage).where(where).values(is_active=False))
+    message = ChatMessage(
+        session_id=chat_session_id,
+        parent_id=parent_id,
+        is_active=True,
+        branch_order=0 if highest is None else highest + 1,
+        run_id=run_id,
+        role=role.value,
+        content=content,
+        status=status.value,
+        model_id=model_id,
+        skill_folder=skill_folder,
+    )
+    session.add(message)
+    session.flush()
+    return message
+
+
+def active_branch(*, session: Session, chat_session_id: int) -> list[ChatMessage]:
+    """The active branch, root first, in one recursive query."""
+    root = (
+        select(ChatMessage.id, literal(0).label("depth"))
+        .where(
+            col(ChatMessage.session_id) == chat_session_id,
+            col(ChatMessage.parent_id).is_(None),
+            col(ChatMessage.is_active).is_(True),
+        )
+        .cte("branch", recursive=True)
+    )
+    child = aliased(ChatMessage)
+    branch = root.union_all(
+        select(child.id, root.c.depth + 1).where(
+            child.parent_id == root.c.id,
+            child.is_active.is_(True),
+        )
+    )
+    query = (
+        select(ChatMessage)
+        .join(branch, col(ChatMessage.id) == branch.c.id)
+        .order_by(branch.c.depth)
+    )
+    rows = list(session.exec(query).all())
+    return _single_path(rows)
+
+
+def _single_path(rows: list[ChatMessage]) -> list[ChatMessage]:
+    """Walk root → leaf. If the one-active-sibling rule was ever broken, follow the newest."""
+    children: dict[int | None, list[ChatMessage]] = {}
+    for message in rows:
+        children.setdefault(message.parent_id, []).append(message)
+    path: list[ChatMessage] = []
+    parent_id: int | None = None
+    while candidates := children.get(parent_id):
+        if len(candidates) > 1:
+            log.warning("Several active siblings under message %s; following the newest", parent_id)
+        current = max(candidates, key=lambda m: (m.branch_order, m.id or 0))
+        path.append(current)
+        parent_id = current.id
+    return path
+
+
+def get_message(*, session: Session, message_id: int) -> ChatMessage | None:
+    return session.get(ChatMessage, message_id)
+
+
+def message_by_run(*, session: Session, run_id: str) -> ChatMessage | None:
+    query = (
+        select(ChatMessage).where(ChatMessage.run_id == run_id).order_by(col(ChatMessage.id).desc())
+    )
+    return session.exec(query).first()
+
+
+def set_message_run(*, session: Session, message_id: int, run_id: str | None) -> ChatMessage:
+    message = _require(session, message_id)
+    message.run_id = run_id
+    session.add(message)
+    session.flush()
+    return message
+
+
+def finish_message(
+    *,
+    session: Session,
+    message_id: int,
+    content: str,
+    status: MessageStatus | str,
+    error: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    total_tokens: int | None = None,
+) -> ChatMessage:
+    """Record the end of a run on its assistant message."""
+    message = _require(session, message_id)
+    message.content = content
+    message.status = MessageStatus(status).value
+    message.error = error
+    message.input_tokens = input_tokens
+    message.output_tokens = output_tokens
+    message.total_tokens = total_tokens
+    message.completed_at = utcnow()
+    session.add(message)
+    session.flush()
+    return message
+
+
+def running_messages(*, session: Session) -> list[ChatMessage]:
+    """Assistant messages still RUNNING (the app re-attaches to their runs on start)."""
+    query = (
+        select(ChatMessage)
+        .where(
+            ChatMessage.role == MessageRole.ASSISTANT.value,
+            ChatMessage.status == MessageStatus.RUNNING.value,
+        )
+        .order_by(col(ChatMessage.id))
+    )
+    return list(session.exec(query).all())
+
+
+def _ancestors(session: Session, chat_session_id: int, message_id: int) -> list[ChatMessage]:
+    """`message_id` and its ancestors, root first, in one recursive query."""
+    start = (
+        select(ChatMessage.id, ChatMessage.parent_id, literal(0).label("depth"))
+        .where(col(ChatMessage.id) == message_id)
+        .cte("ancestors", recursive=True)
+    )
+    parent = aliased(ChatMessage)
+    chain = start.union_all(
+        select(parent.id, parent.parent_id, start.c.depth + 1).where(parent.id == start.c.parent_id)
+    )
+    query = (
+        select(ChatMessage)
+        .join(chain, col(ChatMessage.id) == chain.c.id)
+        .order_by(chain.c.depth.desc())
+    )
+    rows = list(session.exec(query).all())
+    if not rows or any(m.session_id != chat_session_id for m in rows):
+        raise InvalidTree(f"Message {message_id} is not in session {chat_session_id}")
+    return rows
+
+
+def history_for(
+    *, session: Session, chat_session_id: int, parent_id: int | None
+) -> list[dict[str, str]]:
+    """The conversation to send to the agent for a new message under `parent_id`.
+
+    Decision (DESIGN.md §4 "Context sent to the agent"):
+    - The path is `parent_id` and its ancestors, root first. For a parent on the active branch
+      this is the active branch up to the parent; for regenerate/edit it is exactly the branch
+      being continued. `parent_id=None` (a new root) gives [].
+    - The latest RESET marker or SUMMARY on that path wins: a RESET drops itself and everything
+      before it; a SUMMARY drops everything before it and is sent first as
+      `{"role": "user", "content": "[Summary of the earlier conversation]\\n<summary>"}`
+      (a user turn, because OpenAI-style APIs put system text only at the start).
+    - USER messages are sent as "user"; ASSISTANT messages as "assistant" when SUCCESS, or
+      STOPPED (the part the user saw). FAILED/RUNNING answers and empty texts are left out,
+      so two user turns may follow each other; the model APIs accept that.
+    """
+    if parent_id is None:
+        return []
+    path = _ancestors(session, chat_session_id, parent_id)
+    start = 0
+    for index, message in enumerate(path):
+        if message.status == MessageStatus.RESET.value:
+            start = index + 1
+        elif (
+            message.role == MessageRole.SYSTEM.value
+            and message.status == MessageStatus.SUMMARY.value
+        ):
+            start = index
+    history: list[dict[str, str]] = []
+    for message in path[start:]:
+        if not message.content.strip():
+            continue
+        if message.role == MessageRole.USER.value:
+            history.append({"role": "user", "content": message.content})
+        elif message.role == MessageRole.ASSISTANT.value and message.status in (
+            MessageStatus.SUCCESS.value,
+            MessageStatus.STOPPED.value,
+        ):
+            history.append({"role": "assistant", "content": message.content})
+        elif (
+            message.status == MessageStatus.SUMMARY.value
+            and message.role == MessageRole.SYSTEM.value
+        ):
+            history.append({"role": "user", "content": SUMMARY_PREFIX + message.content})
+    return history
+
+
+def set_active(*, session: Session, message_id: int) -> None:
+    """Make this message the active one among its siblings (shows that version)."""
+    message = _require(session, message_id)
+    where = _siblings_where(message.session_id, message.parent_id)
+    session.execute(update(ChatMessage).where(where).values(is_active=False))
+    session.execute(
+        update(ChatMessage).where(col(ChatMessage.id) == message.id).values(is_active=True)
+    )
+    session.flush()
+
+
+def siblings(*, session: Session, message_id: int) -> list[ChatMessage]:
+    """The message and its siblings (for roots: the session's roots), by branch_order."""
+    message = _require(session, message_id)
+    query = (
+        select(ChatMessage)
+        .where(_siblings_where(message.session_id, message.parent_id))
+        .order_by(col(ChatMessage.branch_order), col(ChatMessage.id))
+    )
+    return list(session.exec(query).all())

@@ -1,0 +1,265 @@
+"""The message tree: append, active branch, versions (siblings), runs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import event
+from sqlmodel import Session, select
+
+from agent_chat.db.errors import InvalidTree, NotFound
+from agent_chat.db.messages import (
+    active_branch,
+    append_message,
+    finish_message,
+    get_message,
+    message_by_run,
+    running_messages,
+    set_active,
+    set_message_run,
+    siblings,
+)
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from agent_chat.db.sessions import create_session
+
+USER, ASSISTANT = MessageRole.USER, MessageRole.ASSISTANT
+
+
+def _add(session: Session, chat: ChatSession, parent: ChatMessage | None, **kw) -> ChatMessage:
+    return append_message(
+        session=session,
+        chat_session_id=chat.id,
+        parent_id=parent.id if parent else None,
+        role=kw.pop("role", USER),
+        content=kw.pop("content", "text"),
+        status=kw.pop("status", MessageStatus.SENT),
+        **kw,
+    )
+
+
+def test_append_message_builds_a_chain_and_touches_the_session(
+    session: Session, chat: ChatSession
+) -> None:
+    before = chat.last_message_at
+    user = _add(session, chat, None, content="hi")
+    answer = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING, run_id="r1")
+    assert (user.parent_id, user.branch_order, user.is_active) == (None, 0, True)
+    assert (answer.parent_id, answer.role, answer.status) == (user.id, "ASSISTANT", "RUNNING")
+    assert chat.last_message_at >= before
+    assert [m.id for m in active_branch(session=session, chat_session_id=chat.id)] == [
+        user.id,
+        answer.id,
+    ]
+
+
+def test_a_new_sibling_becomes_active_with_the_next_branch_order(
+    session: Session, chat: ChatSession
+) -> None:
+    user = _add(session, chat, None)
+    first = _add(session, chat, user, role=ASSISTANT)
+    second = _add(session, chat, user, role=ASSISTANT)
+    third = _add(session, chat, user, role=ASSISTANT)
+    assert [m.branch_order for m in (first, second, third)] == [0, 1, 2]
+    assert [m.is_active for m in siblings(session=session, message_id=first.id)] == [
+        False,
+        False,
+        True,
+    ]
+    assert active_branch(session=session, chat_session_id=chat.id)[-1].id == third.id
+
+
+def test_roots_of_a_session_are_siblings(session: Session, chat: ChatSession) -> None:
+    other_chat = create_session(session=session)
+    other_root = _add(session, other_chat, None)
+    first = _add(session, chat, None, content="v1")
+    second = _add(session, chat, None, content="v2")
+    assert [m.id for m in siblings(session=session, message_id=first.id)] == [first.id, second.id]
+    assert second.branch_order == 1
+    assert other_root.is_active  # roots of another session are not siblings
+    set_active(session=session, message_id=first.id)
+    assert [m.content for m in active_branch(session=session, chat_session_id=chat.id)] == ["v1"]
+
+
+def test_set_active_switches_the_branch_below(session: Session, chat: ChatSession) -> None:
+    user = _add(session, chat, None)
+    old = _add(session, chat, user, role=ASSISTANT, content="old")
+    old_follow_up = _add(session, chat, old, content="follow-up")
+    new = _add(session, chat, user, role=ASSISTANT, content="new")
+    assert [m.id for m in active_branch(session=session, chat_session_id=chat.id)] == [
+        user.id,
+        new.id,
+    ]
+    set_active(session=session, message_id=old.id)
+    assert [m.id for m in active_branch(session=session, chat_session_id=chat.id)] == [
+        user.id,
+        old.id,
+        old_follow_up.id,
+    ]
+    assert not new.is_active
+    with pytest.raises(NotFound):
+        set_active(session=session, message_id=999_999)
+    with pytest.raises(NotFound):
+        siblings(session=session, message_id=999_999)
+
+
+def test_append_message_rejects_a_parent_from_another_session_or_unknown(
+    session: Session, chat: ChatSession
+) -> None:
+    other_chat = create_session(session=session)
+    foreign = _add(session, other_chat, None)
+    with pytest.raises(InvalidTree):
+        _add(session, chat, foreign)
+    with pytest.raises(InvalidTree):
+        append_message(
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=999_999,
+            role=USER,
+            content="x",
+            status=MessageStatus.SENT,
+        )
+    with pytest.raises(NotFound):
+        append_message(
+            session=session,
+            chat_session_id=999_999,
+            parent_id=None,
+            role=USER,
+            content="x",
+            status=MessageStatus.SENT,
+        )
+    with pytest.raises(ValueError):
+        _add(session, chat, None, role="ROBOT")
+
+
+def test_active_branch_is_one_query(session: Session, chat: ChatSession) -> None:
+    parent = None
+    for i in range(40):
+        parent = _add(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
+    session.expunge_all()
+    statements: list[str] = []
+    engine = session.get_bind()
+
+    def count(*_args: object) -> None:
+        statements.append("x")
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        branch = active_branch(session=session, chat_session_id=chat.id)
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert len(branch) == 40
+    assert len(statements) == 1
+
+
+def test_active_branch_of_an_empty_session_is_empty(session: Session, chat: ChatSession) -> None:
+    assert active_branch(session=session, chat_session_id=chat.id) == []
+
+
+def test_get_message_message_by_run_and_set_message_run(
+    session: Session, chat: ChatSession
+) -> None:
+    user = _add(session, chat, None)
+    answer = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    assert get_message(session=session, message_id=answer.id) is answer
+    assert get_message(session=session, message_id=999_999) is None
+    assert message_by_run(session=session, run_id="run-7") is None
+    set_message_run(session=session, message_id=answer.id, run_id="run-7")
+    assert message_by_run(session=session, run_id="run-7") is answer
+    with pytest.raises(NotFound):
+        set_message_run(session=session, message_id=999_999, run_id="x")
+
+
+def test_finish_message_records_the_outcome(session: Session, chat: ChatSession) -> None:
+    user = _add(session, chat, None)
+    answer = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    done = finish_message(
+        session=session,
+        message_id=answer.id,
+        content="the answer",
+        status=MessageStatus.FAILED,
+        error="model endpoint down",
+        input_tokens=10,
+        output_tokens=5,
+        total_tokens=15,
+    )
+    assert (done.content, done.status, done.error) == (
+        "the answer",
+        "FAILED",
+        "model endpoint down",
+    )
+    assert (done.input_tokens, done.output_tokens, done.total_tokens) == (10, 5, 15)
+    assert done.completed_at is not None
+    with pytest.raises(NotFound):
+        finish_message(session=session, message_id=999_999, content="", status="SUCCESS")
+
+
+def test_running_messages_lists_running_assistant_messages_only(
+    session: Session, chat: ChatSession
+) -> None:
+    user = _add(session, chat, None, status=MessageStatus.SENT)
+    running = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    done = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    finish_message(session=session, message_id=done.id, content="x", status=MessageStatus.SUCCESS)
+    _add(session, chat, None, role=USER, status=MessageStatus.RUNNING)  # not an assistant
+    assert [m.id for m in running_messages(session=session)] == [running.id]
+
+
+# Tree invariants under random edits -------------------------------------------------------
+
+# An operation: ("append", index of an existing message or None for a root) or ("activate", index).
+_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.none() | st.integers(min_value=0, max_value=60)),
+        st.tuples(st.just("activate"), st.integers(min_value=0, max_value=60)),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _check_invariants(session: Session, chat: ChatSession, created: list[int]) -> None:
+    rows = session.exec(select(ChatMessage).where(ChatMessage.session_id == chat.id)).all()
+    assert sorted(m.id for m in rows) == sorted(created)  # nothing deleted
+    by_parent: dict[int | None, list[ChatMessage]] = {}
+    for message in rows:
+        by_parent.setdefault(message.parent_id, []).append(message)
+    for group in by_parent.values():
+        assert sum(m.is_active for m in group) == 1
+        assert sorted(m.branch_order for m in group) == list(range(len(group)))
+    branch = active_branch(session=session, chat_session_id=chat.id)
+    assert branch[0].parent_id is None and branch[0].is_active
+    for parent, child in zip(branch, branch[1:], strict=False):
+        assert child.parent_id == parent.id and child.is_active
+    assert branch[-1].id not in by_parent  # ends at a leaf
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    # One database for all examples; each example works in a chat session of its own.
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(ops=_ops)
+def test_tree_invariants_hold_under_random_appends_and_activations(
+    session: Session, ops: list[tuple[str, int | None]]
+) -> None:
+    chat = create_session(session=session)
+    created: list[int] = []
+    for op, index in ops:
+        if op == "append":
+            parent_id = created[index % len(created)] if created and index is not None else None
+            message = append_message(
+                session=session,
+                chat_session_id=chat.id,
+                parent_id=parent_id,
+                role=USER,
+                content="m",
+                status=MessageStatus.SENT,
+            )
+            created.append(message.id)
+        elif created:
+            set_active(session=session, message_id=created[index % len(created)])
+    if created:
+        session.expire_all()  # read what is stored, not what is cached
+        _check_invariants(session, chat, created)
