@@ -1,0 +1,102 @@
+"""Store functions for the persisted events of a run (`chat_message_log`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, insert
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, col, select
+
+from agent_chat.db.models import ChatMessageLog, utcnow
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """One event to store; `seq` is the run's event number (unique per message)."""
+
+    seq: int
+    kind: str
+    content: str = ""
+    tool_name: str | None = None
+    meta_json: str | None = None
+
+
+def _insert_ignoring_duplicates(session: Session) -> Any:
+    """INSERT that skips rows whose (message_id, seq) exists, where the dialect can say so."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        return sqlite.insert(ChatMessageLog).on_conflict_do_nothing(
+            index_elements=["message_id", "seq"]
+        )
+    if dialect == "postgresql":
+        return postgresql.insert(ChatMessageLog).on_conflict_do_nothing(
+            index_elements=["message_id", "seq"]
+        )
+    # Other databases rely on the pre-check in append_logs (one writer per run).
+    return insert(ChatMessageLog)
+
+
+def append_logs(*, session: Session, message_id: int, rows: Sequence[LogRow]) -> int:
+    """Store `rows` in one bulk insert, skipping seqs already stored; the number written.
+
+    A re-delivered event (after a reconnect with Last-Event-ID) has a seq that is already
+    stored: the existing seqs in the batch's range are read first, and the unique
+    (message_id, seq) index with ON CONFLICT DO NOTHING also covers a concurrent writer.
+    """
+    if not rows:
+        return 0
+    low = min(row.seq for row in rows)
+    high = max(row.seq for row in rows)
+    existing = set(
+        session.exec(
+            select(ChatMessageLog.seq).where(
+                ChatMessageLog.message_id == message_id,
+                col(ChatMessageLog.seq).between(low, high),
+            )
+        ).all()
+    )
+    now = utcnow()
+    values: list[dict[str, Any]] = []
+    for row in rows:
+        if row.seq in existing:
+            continue
+        existing.add(row.seq)  # a seq twice in one batch is stored once
+        values.append(
+            {
+                "message_id": message_id,
+                "seq": row.seq,
+                "kind": row.kind,
+                "content": row.content,
+                "tool_name": row.tool_name,
+                "meta_json": row.meta_json,
+                "created_at": now,
+            }
+        )
+    if len(values) < len(rows):
+        log.debug(
+            "Skipped %d already stored log rows of message %s", len(rows) - len(values), message_id
+        )
+    if values:
+        session.execute(_insert_ignoring_duplicates(session), values)
+    return len(values)
+
+
+def list_logs(*, session: Session, message_id: int) -> list[ChatMessageLog]:
+    query = (
+        select(ChatMessageLog)
+        .where(ChatMessageLog.message_id == message_id)
+        .order_by(col(ChatMessageLog.seq))
+    )
+    return list(session.exec(query).all())
+
+
+def last_seq(*, session: Session, message_id: int) -> int:
+    """The highest stored seq of the message, 0 if none."""
+    query = select(func.max(ChatMessageLog.seq)).where(ChatMessageLog.message_id == message_id)
+    return session.exec(query).one() or 0

@@ -1,0 +1,205 @@
+"""Store functions for model endpoints (`model_config`).
+
+Rules: when any model exists exactly one is the default. The first model becomes the default,
+making a model the default unsets the others, and deleting the default promotes the oldest
+remaining model.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlparse
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from agent_chat.config import Settings
+from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.db.models import ModelConfig
+
+log = logging.getLogger(__name__)
+
+_UPDATABLE = {"name", "base_url", "model_name", "api_key", "context_length", "is_default"}
+
+
+def _require(session: Session, model_id: int) -> ModelConfig:
+    model = session.get(ModelConfig, model_id)
+    if model is None:
+        raise NotFound(f"Model {model_id} does not exist")
+    return model
+
+
+def _validate(
+    session: Session,
+    *,
+    name: str,
+    base_url: str,
+    model_name: str,
+    context_length: int | None,
+    own_id: int | None = None,
+) -> None:
+    """Raise ValidationFailed listing every bad field."""
+    errors: dict[str, str] = {}
+    if not name:
+        errors["name"] = "A name is required."
+    else:
+        clash = session.exec(select(ModelConfig).where(ModelConfig.name == name)).first()
+        if clash is not None and clash.id != own_id:
+            errors["name"] = f"A model named {name!r} already exists."
+    parsed = urlparse(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        errors["base_url"] = "The base URL must be an http:// or https:// URL with a host."
+    if not model_name:
+        errors["model_name"] = "A model name is required."
+    if context_length is not None and (
+        isinstance(context_length, bool)
+        or not isinstance(context_length, int)
+        or context_length <= 0
+    ):
+        errors["context_length"] = "The context length must be a positive whole number."
+    if errors:
+        raise ValidationFailed(errors)
+
+
+def _make_default(session: Session, model: ModelConfig) -> None:
+    session.execute(
+        update(ModelConfig).where(col(ModelConfig.id) != model.id).values(is_default=False)
+    )
+    model.is_default = True
+    session.add(model)
+
+
+def _oldest(session: Session) -> ModelConfig | None:
+    query = select(ModelConfig).order_by(col(ModelConfig.created_at), col(ModelConfig.id))
+    return session.exec(query).first()
+
+
+def create_model(
+    *,
+    session: Session,
+    name: str,
+    base_url: str,
+    model_name: str,
+    api_key: str | None = None,
+    context_length: int | None = None,
+    is_default: bool = False,
+) -> ModelConfig:
+    name, base_url, model_name = name.strip(), base_url.strip(), model_name.strip()
+    _validate(
+        session, name=name, base_url=base_url, model_name=model_name, context_length=context_length
+    )
+    first = _oldest(session) is None
+    model = ModelConfig(
+        name=name,
+        base_url=base_url,
+        model_name=model_name,
+        api_key=api_key or None,
+        context_length=context_length,
+    )
+    session.add(model)
+    session.flush()
+    if is_default or first:
+        _make_default(session, model)
+    session.flush()
+    return model
+
+
+def update_model(*, session: Session, model_id: int, **fields: Any) -> ModelConfig:
+    """Change some fields. `api_key=None` keeps the key, `api_key=""` clears it.
+
+    `is_default=True` makes this the default; `is_default=False` is ignored, because the
+    default changes only by choosing another model (there is always one).
+    """
+    unknown = set(fields) - _UPDATABLE
+    if unknown:
+        raise TypeError(f"update_model() got unknown fields: {', '.join(sorted(unknown))}")
+    model = _require(session, model_id)
+    name = (fields.get("name", model.name) or "").strip()
+    base_url = (fields.get("base_url", model.base_url) or "").strip()
+    model_name = (fields.get("model_name", model.model_name) or "").strip()
+    context_length = fields.get("context_length", model.context_length)
+    _validate(
+        session,
+        name=name,
+        base_url=base_url,
+        model_name=model_name,
+        context_length=context_length,
+        own_id=model.id,
+    )
+    model.name, model.base_url, model.model_name = name, base_url, model_name
+    model.context_length = context_length
+    api_key = fields.get("api_key")
+    if api_key is not None:
+        model.api_key = api_key or None
+    session.add(model)
+    if fields.get("is_default"):
+        _make_default(session, model)
+    session.flush()
+    return model
+
+
+def delete_model(*, session: Session, model_id: int) -> None:
+    """Delete a model; sessions using it fall back to the default (model_id SET NULL)."""
+    model = _require(session, model_id)
+    was_default = model.is_default
+    session.delete(model)
+    session.flush()
+    if was_default:
+        successor = _oldest(session)
+        if successor is not None:
+            _make_default(session, successor)
+            session.flush()
+
+
+def list_models(*, session: Session) -> list[ModelConfig]:
+    """All models, oldest first."""
+    query = select(ModelConfig).order_by(col(ModelConfig.created_at), col(ModelConfig.id))
+    return list(session.exec(query).all())
+
+
+def get_model(*, session: Session, model_id: int) -> ModelConfig | None:
+    return session.get(ModelConfig, model_id)
+
+
+def get_default_model(*, session: Session) -> ModelConfig | None:
+    query = (
+        select(ModelConfig)
+        .where(col(ModelConfig.is_default).is_(True))
+        .order_by(col(ModelConfig.id))
+    )
+    return session.exec(query).first()
+
+
+def set_default_model(*, session: Session, model_id: int) -> ModelConfig:
+    model = _require(session, model_id)
+    _make_default(session, model)
+    session.flush()
+    return model
+
+
+def ensure_env_model(*, session: Session, settings: Settings) -> ModelConfig | None:
+    """Seed a default model "Default" from AGENT_CHAT_MODEL_* when there is no model yet.
+
+    Returns the created model, or None when nothing was created. Bad settings are logged,
+    not raised: the app must start and point the user to the model settings page.
+    """
+    if not (settings.env_model_base_url and settings.env_model_name):
+        return None
+    if _oldest(session) is not None:
+        return None
+    try:
+        model = create_model(
+            session=session,
+            name="Default",
+            base_url=settings.env_model_base_url,
+            model_name=settings.env_model_name,
+            api_key=settings.env_model_api_key,
+            context_length=settings.env_model_context_length,
+            is_default=True,
+        )
+    except ValidationFailed as exc:
+        log.warning("AGENT_CHAT_MODEL_* settings ignored: %s", exc)
+        return None
+    log.info("Created the default model from AGENT_CHAT_MODEL_* (%s)", model.model_name)
+    return model
