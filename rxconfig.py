@@ -1,6 +1,7 @@
 """Reflex configuration. Our own settings come from agent_chat.config (the environment)."""
 
 import reflex as rx
+from reflex.plugins.sitemap import SitemapPlugin
 
 from agent_chat.config import load_settings
 
@@ -12,5 +13,10 @@ config = rx.Config(
     telemetry_enabled=False,
     show_built_with_reflex=False,
     backend_host=_settings.app_host,
-    disable_plugins=["reflex.plugins.sitemap.SitemapPlugin"],
+    plugins=[
+        rx.plugins.RadixThemesPlugin(
+            theme=rx.theme(accent_color="violet", gray_color="slate", radius="large")
+        ),
+    ],
+    disable_plugins=[SitemapPlugin],
 )

@@ -1,0 +1,39 @@
+"""The Reflex app: pages, lifespan wiring. Nothing else lives here."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import reflex as rx
+
+from agent_chat import routes
+from agent_chat.pages.chat import chat_page
+from agent_chat.pages.settings import models_page
+from agent_chat.services import start_services, stop_services
+from agent_chat.state.chat import ChatState
+from agent_chat.state.models import ModelsState
+
+
+@contextlib.asynccontextmanager
+async def services_lifespan():
+    logging.basicConfig(level=logging.INFO)
+    await start_services()
+    try:
+        yield
+    finally:
+        await stop_services()
+
+
+app = rx.App(
+    stylesheets=["/styles.css"],
+)
+app.register_lifespan_task(services_lifespan)
+app.add_page(chat_page, route=routes.INDEX, on_load=ChatState.load_index, title="Agent Chat")
+app.add_page(chat_page, route=routes.CHAT, on_load=ChatState.load_chat, title="Agent Chat")
+app.add_page(
+    models_page,
+    route=routes.SETTINGS_MODELS,
+    on_load=[ModelsState.load, ModelsState.new],
+    title="Models · Agent Chat",
+)

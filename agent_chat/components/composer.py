@@ -1,0 +1,118 @@
+"""The composer: model and skill selectors above the text box; Enter sends."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat import routes
+from agent_chat.components.common import tid
+from agent_chat.state.chat import COMPOSER_ID, DEFAULT_CHOICE, NO_SKILL, ChatState
+from agent_chat.state.rows import SkillRow
+
+
+def _model_select() -> rx.Component:
+    return rx.select.root(
+        rx.select.trigger(placeholder="Model", variant="ghost", custom_attrs=tid("model-select")),
+        rx.select.content(
+            rx.select.item("Default model", value=DEFAULT_CHOICE),
+            rx.foreach(
+                ChatState.models,
+                lambda m: rx.select.item(m["name"], value=m["id"].to_string()),
+            ),
+        ),
+        value=ChatState.selected_model,
+        on_change=ChatState.set_selected_model,
+        size="1",
+    )
+
+
+def _skill_item(skill: SkillRow) -> rx.Component:
+    return rx.select.item(skill["name"], value=skill["folder"])
+
+
+def _skill_select() -> rx.Component:
+    return rx.select.root(
+        rx.select.trigger(placeholder="Skill", variant="ghost", custom_attrs=tid("skill-select")),
+        rx.select.content(
+            rx.select.item("No skill", value=NO_SKILL),
+            rx.foreach(ChatState.skills, _skill_item),
+        ),
+        value=ChatState.selected_skill,
+        on_change=ChatState.set_selected_skill,
+        size="1",
+    )
+
+
+def no_model_notice() -> rx.Component:
+    return rx.callout.root(
+        rx.callout.icon(rx.icon("info")),
+        rx.callout.text(
+            "No model is configured yet. ",
+            rx.link("Add one in the model settings", href=routes.SETTINGS_MODELS),
+            " to start chatting.",
+        ),
+        color_scheme="blue",
+        custom_attrs=tid("no-model-notice"),
+    )
+
+
+def composer() -> rx.Component:
+    return rx.vstack(
+        rx.cond(ChatState.no_model, no_model_notice()),
+        rx.form(
+            rx.vstack(
+                rx.hstack(_model_select(), _skill_select(), spacing="2"),
+                rx.hstack(
+                    rx.text_area(
+                        id=COMPOSER_ID,
+                        name="message",
+                        placeholder="Ask Hermes anything… (Enter to send, Shift+Enter for a new line)",
+                        enter_key_submit=True,
+                        auto_height=True,
+                        rows="1",
+                        max_length=200_000,
+                        variant="surface",
+                        flex="1",
+                        class_name="composer-input",
+                        custom_attrs=tid("composer-input"),
+                    ),
+                    rx.cond(
+                        ChatState.running,
+                        rx.icon_button(
+                            rx.icon("square", size=16),
+                            type="button",
+                            color_scheme="red",
+                            on_click=ChatState.stop,
+                            aria_label="Stop",
+                            custom_attrs=tid("stop-button"),
+                        ),
+                    ),
+                    rx.icon_button(
+                        rx.icon("arrow-up", size=18),
+                        type="submit",
+                        disabled=ChatState.running | ChatState.no_model,
+                        aria_label="Send",
+                        custom_attrs=tid("send-button"),
+                    ),
+                    align="end",
+                    width="100%",
+                    spacing="2",
+                ),
+                spacing="2",
+                width="100%",
+            ),
+            on_submit=ChatState.send,
+            width="100%",
+        ),
+        rx.cond(
+            ChatState.composer_error != "",
+            rx.text(
+                ChatState.composer_error,
+                size="2",
+                color_scheme="red",
+                custom_attrs=tid("composer-error"),
+            ),
+        ),
+        class_name="composer",
+        spacing="2",
+    )

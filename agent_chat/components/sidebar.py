@@ -1,0 +1,155 @@
+"""The session sidebar (DESIGN.md §6): new, list by last activity, rename, delete, badges."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat import routes
+from agent_chat.components.common import tid
+from agent_chat.state.chat import ChatState
+from agent_chat.state.rows import SessionRow
+from agent_chat.state.sidebar import SidebarState
+
+
+def _badge(row: SessionRow) -> rx.Component:
+    return rx.match(
+        row["state"],
+        ("running", rx.spinner(size="1", custom_attrs=tid("session-running"))),
+        (
+            "waiting",
+            rx.tooltip(
+                rx.badge(
+                    "answer", color_scheme="amber", size="1", custom_attrs=tid("session-waiting")
+                ),
+                content="Waiting for your answer",
+            ),
+        ),
+        rx.fragment(),
+    )
+
+
+def _menu(row: SessionRow) -> rx.Component:
+    return rx.dropdown_menu.root(
+        rx.dropdown_menu.trigger(
+            rx.icon_button(
+                rx.icon("ellipsis", size=14),
+                variant="ghost",
+                size="1",
+                class_name="session-menu",
+                aria_label="Conversation actions",
+            ),
+        ),
+        rx.dropdown_menu.content(
+            rx.dropdown_menu.item(
+                "Rename",
+                on_click=SidebarState.start_rename(row["uuid"]),
+                custom_attrs=tid("session-rename"),
+            ),
+            rx.dropdown_menu.item(
+                "Delete",
+                color="red",
+                on_click=SidebarState.delete(row["uuid"]),
+                custom_attrs=tid("session-delete"),
+            ),
+        ),
+    )
+
+
+def _rename_form(row: SessionRow) -> rx.Component:
+    return rx.form(
+        rx.input(
+            name="title",
+            default_value=row["title"],
+            auto_focus=True,
+            size="1",
+            width="100%",
+            on_blur=SidebarState.cancel_rename,
+            custom_attrs=tid("session-rename-input"),
+        ),
+        on_submit=SidebarState.rename,
+        width="100%",
+    )
+
+
+def session_item(row: SessionRow) -> rx.Component:
+    """One conversation in the list; the open one is highlighted."""
+    selected = ChatState.current_uuid == row["uuid"]
+    return rx.cond(
+        SidebarState.renaming_uuid == row["uuid"],
+        _rename_form(row),
+        rx.hstack(
+            rx.link(
+                rx.text(row["title"], size="2", truncate=True, custom_attrs=tid("session-title")),
+                href="/chat/" + row["uuid"],
+                underline="none",
+                color="inherit",
+                flex="1",
+                min_width="0",
+                on_double_click=SidebarState.start_rename(row["uuid"]),
+            ),
+            _badge(row),
+            _menu(row),
+            align="center",
+            spacing="1",
+            class_name=rx.cond(selected, "session-item selected", "session-item"),
+            custom_attrs={"data-testid": "session-item", "data-session-id": row["uuid"]},
+        ),
+    )
+
+
+def sidebar() -> rx.Component:
+    return rx.vstack(
+        rx.hstack(
+            rx.link(
+                rx.heading("Agent Chat", size="4"),
+                href=routes.INDEX,
+                underline="none",
+                color="inherit",
+            ),
+            rx.spacer(),
+            rx.tooltip(
+                rx.link(
+                    rx.icon_button(
+                        rx.icon("settings", size=16),
+                        variant="ghost",
+                        size="2",
+                        aria_label="Model settings",
+                    ),
+                    href=routes.SETTINGS_MODELS,
+                ),
+                content="Model settings",
+            ),
+            width="100%",
+            align="center",
+        ),
+        rx.button(
+            rx.icon("square-pen", size=16),
+            "New conversation",
+            on_click=SidebarState.new_session,
+            width="100%",
+            variant="soft",
+            custom_attrs=tid("new-session"),
+        ),
+        rx.scroll_area(
+            rx.vstack(
+                rx.foreach(SidebarState.sessions, session_item),
+                rx.cond(
+                    SidebarState.has_more,
+                    rx.button(
+                        "Show more", variant="ghost", size="1", on_click=SidebarState.load_more
+                    ),
+                ),
+                rx.cond(
+                    SidebarState.sessions.length() == 0,
+                    rx.text("No conversations yet.", size="2", color_scheme="gray"),
+                ),
+                spacing="1",
+                width="100%",
+            ),
+            type="hover",
+            scrollbars="vertical",
+            flex="1",
+        ),
+        class_name="sidebar",
+        spacing="3",
+    )

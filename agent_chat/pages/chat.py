@@ -1,0 +1,81 @@
+"""The conversation page (`/` and `/chat/[session_id]`)."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat import routes
+from agent_chat.components.composer import composer
+from agent_chat.components.layout import app_frame
+from agent_chat.components.message import message
+from agent_chat.state.chat import ChatState
+
+
+def _header() -> rx.Component:
+    return rx.hstack(
+        rx.heading(
+            rx.cond(ChatState.title != "", ChatState.title, "New conversation"),
+            size="3",
+            truncate=True,
+        ),
+        class_name="chat-header",
+    )
+
+
+def _empty_start() -> rx.Component:
+    return rx.center(
+        rx.vstack(
+            rx.icon("sparkles", size=32, color=rx.color("violet", 9)),
+            rx.heading("What can Hermes do for you?", size="6"),
+            rx.text(
+                "Ask a question; you will see the agent think, use tools and ask back.",
+                color_scheme="gray",
+            ),
+            align="center",
+            spacing="2",
+        ),
+        flex="1",
+    )
+
+
+def _not_found() -> rx.Component:
+    return rx.center(
+        rx.vstack(
+            rx.heading("Conversation not found", size="5"),
+            rx.text("It may have been deleted, or the link is wrong.", color_scheme="gray"),
+            rx.link(rx.button("Start a new conversation"), href=routes.INDEX),
+            align="center",
+            spacing="3",
+            custom_attrs={"data-testid": "not-found"},
+        ),
+        flex="1",
+    )
+
+
+def _conversation() -> rx.Component:
+    return rx.cond(
+        ChatState.messages.length() == 0,
+        _empty_start(),
+        rx.auto_scroll(
+            rx.vstack(
+                rx.foreach(ChatState.messages, message),
+                class_name="message-column",
+                spacing="5",
+            ),
+            class_name="message-scroll",
+        ),
+    )
+
+
+def chat_page() -> rx.Component:
+    return app_frame(
+        rx.cond(
+            ChatState.not_found,
+            _not_found(),
+            rx.fragment(
+                _header(),
+                _conversation(),
+                composer(),
+            ),
+        ),
+    )

@@ -1,0 +1,173 @@
+"""`/settings/models`: the model endpoints the agent can use."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat.components.common import tid
+from agent_chat.components.layout import app_frame
+from agent_chat.state.models import ModelsState
+from agent_chat.state.rows import ModelRow
+
+
+def _model_card(row: ModelRow) -> rx.Component:
+    return rx.card(
+        rx.hstack(
+            rx.vstack(
+                rx.hstack(
+                    rx.text(row["name"], weight="bold"),
+                    rx.cond(row["is_default"], rx.badge("default", color_scheme="green")),
+                    align="center",
+                ),
+                rx.text(row["model_name"], " · ", row["base_url"], size="1", color_scheme="gray"),
+                spacing="1",
+                flex="1",
+                min_width="0",
+            ),
+            rx.cond(
+                ~row["is_default"],
+                rx.button(
+                    "Make default",
+                    size="1",
+                    variant="soft",
+                    on_click=ModelsState.make_default(row["id"]),
+                ),
+            ),
+            rx.button("Edit", size="1", variant="soft", on_click=ModelsState.edit(row["id"])),
+            rx.button(
+                "Delete",
+                size="1",
+                variant="soft",
+                color_scheme="red",
+                on_click=ModelsState.delete(row["id"]),
+            ),
+            align="center",
+            width="100%",
+        ),
+        width="100%",
+        custom_attrs={"data-testid": "model-card", "data-model-id": row["id"]},
+    )
+
+
+def _field(
+    label: str, name: str, test_id: str, placeholder: str = "", kind: str = "text", hint: str = ""
+) -> rx.Component:
+    error = ModelsState.field_errors.get(name, "")
+    return rx.vstack(
+        rx.text(label, size="2", weight="medium"),
+        rx.input(
+            value=ModelsState.form.get(name, ""),
+            on_change=lambda v: ModelsState.set_field(name, v),
+            placeholder=placeholder,
+            type=kind,
+            width="100%",
+            custom_attrs=tid(test_id),
+        ),
+        rx.cond(
+            error != "",
+            rx.text(
+                error,
+                size="1",
+                color_scheme="red",
+                custom_attrs={"data-testid": f"{test_id}-error"},
+            ),
+            rx.cond(hint != "", rx.text(hint, size="1", color_scheme="gray")),
+        ),
+        spacing="1",
+        width="100%",
+    )
+
+
+def _form() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.heading(rx.cond(ModelsState.editing_id == 0, "Add a model", "Edit model"), size="4"),
+            _field("Name", "name", "model-name", "e.g. Local Qwen"),
+            _field(
+                "Base URL",
+                "base_url",
+                "model-base-url",
+                "https://api.example.com/v1",
+                hint="OpenAI-compatible, usually ends in /v1",
+            ),
+            _field("Model id", "model_name", "model-id", "e.g. gpt-4o-mini"),
+            _field(
+                "API key",
+                "api_key",
+                "model-api-key",
+                "sk-…",
+                kind="password",
+                hint=rx.cond(
+                    ModelsState.editing_id == 0,
+                    "Optional for local servers",
+                    "Leave empty to keep the stored key",
+                ),
+            ),
+            _field(
+                "Context length (tokens)",
+                "context_length",
+                "model-context-length",
+                "optional, e.g. 131072",
+            ),
+            rx.checkbox(
+                "Use as the default model",
+                checked=ModelsState.form_default,
+                on_change=ModelsState.set_form_default,
+                custom_attrs=tid("model-default"),
+            ),
+            rx.hstack(
+                rx.button("Save", on_click=ModelsState.save, custom_attrs=tid("model-save")),
+                rx.button(
+                    "Test connection",
+                    variant="soft",
+                    loading=ModelsState.testing,
+                    on_click=ModelsState.test,
+                    custom_attrs=tid("model-test"),
+                ),
+                rx.cond(
+                    ModelsState.editing_id != 0,
+                    rx.button("New model", variant="ghost", on_click=ModelsState.new),
+                ),
+                spacing="2",
+            ),
+            rx.cond(
+                ModelsState.form_message != "",
+                rx.text(ModelsState.form_message, size="2", custom_attrs=tid("model-form-message")),
+            ),
+            rx.cond(
+                ModelsState.test_result != "",
+                rx.text(
+                    ModelsState.test_result,
+                    size="2",
+                    color_scheme=rx.cond(ModelsState.test_ok, "green", "red"),
+                    custom_attrs=tid("model-test-result"),
+                ),
+            ),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+    )
+
+
+def models_page() -> rx.Component:
+    return app_frame(
+        rx.scroll_area(
+            rx.vstack(
+                rx.heading("Models", size="6"),
+                rx.text(
+                    "OpenAI-compatible endpoints Hermes can use. API keys stay on the server.",
+                    color_scheme="gray",
+                ),
+                rx.foreach(ModelsState.models, _model_card),
+                rx.cond(
+                    ModelsState.models.length() == 0,
+                    rx.text("No model yet: add one below.", color_scheme="gray"),
+                ),
+                _form(),
+                class_name="settings-column",
+                spacing="4",
+            ),
+            flex="1",
+        ),
+    )

@@ -1,0 +1,102 @@
+"""`python -m agent_chat.serve`: start the bridge (unless one already answers) and the app.
+
+The bridge is a separate process so that restarting the web app does not kill running
+agents (DESIGN.md §1); this launcher only saves typing two commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from urllib.parse import urlparse
+
+import httpx
+
+from agent_chat.config import PROJECT_ROOT, load_settings
+
+log = logging.getLogger("agent_chat.serve")
+
+
+def bridge_healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def start_bridge(url: str) -> subprocess.Popen | None:
+    """Start a bridge on the host/port of `url`; None if one is already answering there."""
+    if bridge_healthy(url):
+        log.info("using the bridge already running at %s", url)
+        return None
+    parsed = urlparse(url)
+    cmd = [sys.executable, "-m", "agent_chat.bridge", "--host", parsed.hostname or "127.0.0.1"]
+    cmd += ["--port", str(parsed.port or 18731)]
+    process = subprocess.Popen(cmd, cwd=PROJECT_ROOT)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(
+                f"the bridge exited with code {process.returncode}; see its output above"
+            )
+        if bridge_healthy(url):
+            log.info("bridge ready at %s (pid %d)", url, process.pid)
+            return process
+        time.sleep(0.5)
+    process.terminate()
+    raise SystemExit(f"the bridge did not answer at {url} within 90 s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    settings = load_settings()
+    parser = argparse.ArgumentParser(description="Run Agent Chat: the bridge and the web app.")
+    parser.add_argument("--port", type=int, default=settings.app_port, help="web app port")
+    parser.add_argument("--env", default="prod", choices=["prod", "dev"])
+    args = parser.parse_args(argv)
+
+    bridge = start_bridge(settings.bridge_url)
+    app_cmd = [sys.executable, "-m", "reflex", "run", "--env", args.env]
+    app_cmd += ["--backend-host", settings.app_host]
+    if args.env == "prod":
+        app_cmd += [
+            "--single-port",
+            "--frontend-port",
+            str(args.port),
+            "--backend-port",
+            str(args.port),
+        ]
+    else:
+        app_cmd += ["--frontend-port", str(args.port)]
+    app = subprocess.Popen(app_cmd, cwd=PROJECT_ROOT, env=os.environ.copy())
+    log.info(
+        "Agent Chat: http://%s:%d",
+        "localhost" if settings.app_host == "127.0.0.1" else settings.app_host,
+        args.port,
+    )
+
+    def shutdown(signum: int, _frame: object) -> None:
+        app.send_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, shutdown)
+    try:
+        code = app.wait()
+    except KeyboardInterrupt:
+        code = app.wait()
+    finally:
+        if bridge is not None:
+            bridge.terminate()
+            try:
+                bridge.wait(10)
+            except subprocess.TimeoutExpired:
+                bridge.kill()
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()

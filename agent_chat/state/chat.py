@@ -1,0 +1,235 @@
+"""The open conversation: its messages, the live run, the composer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import reflex as rx
+
+from agent_chat import routes
+from agent_chat.db import messages, model_configs, sessions
+from agent_chat.runs.client import BridgeError
+from agent_chat.runs.manager import LiveRun, RunRefused
+from agent_chat.skills import list_skills
+from agent_chat.state.base import AppState, client_connected
+from agent_chat.state.rows import MessageRow, ModelRow, SkillRow, message_row, model_row, skill_row
+from agent_chat.state.sidebar import SidebarState
+
+log = logging.getLogger(__name__)
+
+COMPOSER_ID = "composer"
+DEFAULT_CHOICE = "__default__"  # radix select items cannot have an empty value
+NO_SKILL = "__none__"
+COALESCE_S = 0.05  # at most one live update per 50 ms per tab
+
+
+def _route_session_id(state: rx.State) -> str:
+    params = state.router.page.params or {}
+    value = params.get("session_id")
+    if isinstance(value, str) and value:
+        return value
+    path = str(state.router.url.path or "")
+    return path.rstrip("/").rsplit("/", 1)[-1] if path.startswith("/chat/") else ""
+
+
+class ChatState(AppState):
+    current_uuid: str = ""
+    title: str = ""
+    not_found: bool = False
+    messages: list[MessageRow] = []
+    composer_error: str = ""
+
+    # The run of this conversation that is going now (if any).
+    live_run_id: str = ""
+    live_message_id: int = 0
+    live_answer: str = ""
+    live_status: str = ""
+    live_waiting: bool = False
+    live_reconnecting: bool = False
+
+    models: list[ModelRow] = []
+    selected_model: str = DEFAULT_CHOICE
+    skills: list[SkillRow] = []
+    selected_skill: str = NO_SKILL
+
+    _follow_gen: int = 0
+
+    @rx.var
+    def running(self) -> bool:
+        return self.live_run_id != ""
+
+    @rx.var
+    def no_model(self) -> bool:
+        return len(self.models) == 0
+
+    # ---- loading ---------------------------------------------------------------------
+
+    async def _load_common(self) -> None:
+        svc = self.svc()
+        models = await svc.storage.call(model_configs.list_models)
+        self.models = [model_row(m) for m in models]
+        self.skills = [skill_row(s) for s in list_skills(svc.settings.skills_dir) if s.valid]
+        sidebar = await self.get_state(SidebarState)
+        await sidebar.refresh()
+        try:
+            await svc.bridge.health()
+        except BridgeError as exc:
+            self.show_error(
+                f"{exc.message} Answers cannot be generated until it is running "
+                "(start the app with ./run.sh, which starts it too)."
+            )
+        else:
+            if self.banner.startswith("The agent service"):
+                self.banner = ""
+
+    def _clear_live(self) -> None:
+        self.live_run_id = ""
+        self.live_message_id = 0
+        self.live_answer = ""
+        self.live_status = ""
+        self.live_waiting = False
+        self.live_reconnecting = False
+
+    @rx.event
+    async def load_index(self):
+        await self._load_common()
+        sidebar = await self.get_state(SidebarState)
+        if sidebar.sessions:
+            return rx.redirect(routes.chat_url(sidebar.sessions[0]["uuid"]))
+        self.current_uuid, self.title, self.messages, self.not_found = "", "", [], False
+        self._clear_live()
+        return SidebarState.watch
+
+    @rx.event
+    async def load_chat(self):
+        session_uuid = _route_session_id(self)
+        await self._load_common()
+        self.composer_error = ""
+        self.current_uuid = session_uuid
+        found = await self._reload_messages()
+        self.not_found = not found
+        events = [SidebarState.watch]
+        if found and self._attach_live():
+            events.append(ChatState.follow_run)
+        return events
+
+    async def reload_header(self) -> None:
+        chat = await self.svc().storage.call(sessions.get_session, session_uuid=self.current_uuid)
+        self.title = chat.title if chat else ""
+
+    async def _reload_messages(self) -> bool:
+        """Load the active branch from the database; False if the session is unknown."""
+        svc = self.svc()
+        chat = await svc.storage.call(sessions.get_session, session_uuid=self.current_uuid)
+        if chat is None:
+            self.title, self.messages = "", []
+            self._clear_live()
+            return False
+        self.title = chat.title
+        branch = await svc.storage.call(messages.active_branch, chat_session_id=chat.id)
+        self.messages = [message_row(m) for m in branch]
+        if chat.model_id and any(m["id"] == chat.model_id for m in self.models):
+            self.selected_model = str(chat.model_id)
+        self.selected_skill = chat.skill_folder or NO_SKILL
+        return True
+
+    def _attach_live(self) -> bool:
+        """Point the live vars at this session's run, if one is going."""
+        live = self.svc().runs.live_for_session(self.current_uuid)
+        if live is None:
+            self._clear_live()
+            return False
+        self.live_run_id = live.run_id
+        self.live_message_id = live.message_id
+        self._show_live(live)
+        return True
+
+    def _show_live(self, live: LiveRun) -> None:
+        view = live.view
+        self.live_answer = view.answer
+        self.live_status = view.status
+        self.live_waiting = view.state == "waiting_input"
+        self.live_reconnecting = live.reconnecting
+
+    # ---- composer --------------------------------------------------------------------
+
+    @rx.event
+    def set_selected_model(self, value: str) -> None:
+        self.selected_model = value
+
+    @rx.event
+    def set_selected_skill(self, value: str) -> None:
+        self.selected_skill = value
+
+    @rx.event
+    async def send(self, form: dict):
+        text = str(form.get("message") or "")
+        svc = self.svc()
+        self.composer_error = ""
+        try:
+            svc.runs.validate_message(text)
+        except RunRefused as exc:
+            self.composer_error = str(exc)
+            return None
+        new_session = not self.current_uuid
+        if new_session:
+            chat = await svc.storage.call(sessions.create_session)
+            self.current_uuid = chat.session_uuid
+        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
+        skill = None if self.selected_skill == NO_SKILL else self.selected_skill
+        try:
+            await svc.runs.send(
+                session_uuid=self.current_uuid, text=text, model_id=model_id, skill_folder=skill
+            )
+        except RunRefused as exc:
+            self.composer_error = str(exc)  # the text stays in the box: nothing is lost
+            return None
+        await self._reload_messages()
+        self._attach_live()
+        sidebar = await self.get_state(SidebarState)
+        await sidebar.refresh()
+        events: list = [rx.set_value(COMPOSER_ID, "")]
+        if new_session:
+            events.append(rx.redirect(routes.chat_url(self.current_uuid)))
+        else:
+            events.append(ChatState.follow_run)
+        return events
+
+    @rx.event
+    async def stop(self):
+        if not self.live_run_id:
+            return
+        try:
+            await self.svc().runs.stop(self.live_run_id)
+        except BridgeError as exc:
+            self.show_error(f"Could not stop the run: {exc.message}")
+
+    # ---- following the live run ------------------------------------------------------
+
+    @rx.event(background=True)
+    async def follow_run(self):
+        """Mirror the run's view into this tab, coalesced, until the run ends."""
+        async with self:
+            self._follow_gen += 1
+            gen = self._follow_gen
+            run_id = self.live_run_id
+            token = self.router.session.client_token
+        runs = self.svc().runs
+        live = runs.live(run_id)
+        while live is not None and runs.live(run_id) is live:
+            changed = await live.wait_changed(timeout=15)
+            if not changed and not client_connected(token):
+                return  # the tab is gone; a reload re-attaches through load_chat
+            await asyncio.sleep(COALESCE_S)
+            async with self:
+                if self._follow_gen != gen or self.live_run_id != run_id:
+                    return  # switched session, or a newer follower took over
+                self._show_live(live)
+        async with self:
+            if self._follow_gen != gen or self.live_run_id != run_id:
+                return
+            await self._reload_messages()
+            self._clear_live()
+            sidebar = await self.get_state(SidebarState)
+            await sidebar.refresh()

@@ -1,0 +1,136 @@
+"""The model settings page: add, edit, delete, choose the default, test an endpoint."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat.db import model_configs
+from agent_chat.db.errors import StoreError, ValidationFailed
+from agent_chat.runs.model_probe import probe_model
+from agent_chat.state.base import AppState
+from agent_chat.state.rows import ModelRow, model_row
+
+FIELDS = ("name", "base_url", "model_name", "api_key", "context_length")
+
+
+class ModelsState(AppState):
+    models: list[ModelRow] = []
+    editing_id: int = 0  # 0: the form adds a new model
+    form: dict[str, str] = {}
+    form_default: bool = False
+    field_errors: dict[str, str] = {}
+    form_message: str = ""
+    test_result: str = ""
+    test_ok: bool = False
+    testing: bool = False
+
+    async def _reload(self) -> None:
+        models = await self.svc().storage.call(model_configs.list_models)
+        self.models = [model_row(m) for m in models]
+
+    @rx.event
+    async def load(self) -> None:
+        self.field_errors, self.form_message, self.test_result = {}, "", ""
+        await self._reload()
+
+    @rx.event
+    def edit(self, model_id: int) -> None:
+        self.editing_id = model_id
+        self.field_errors, self.form_message, self.test_result = {}, "", ""
+        row = next((m for m in self.models if m["id"] == model_id), None)
+        # The stored API key is never sent back: an empty field keeps it.
+        self.form = {f: str(row[f]) if row and f in row else "" for f in FIELDS}
+        self.form_default = bool(row and row["is_default"])
+
+    @rx.event
+    def set_field(self, name: str, value: str) -> None:
+        self.form = {**self.form, name: value}
+        self.field_errors = {k: v for k, v in self.field_errors.items() if k != name}
+
+    @rx.event
+    def set_form_default(self, value: bool) -> None:
+        self.form_default = value
+
+    @rx.event
+    def new(self) -> None:
+        self.edit(0)
+
+    @staticmethod
+    def _fields(form: dict) -> dict:
+        raw_length = str(form.get("context_length") or "").strip()
+        fields: dict = {
+            "name": str(form.get("name") or "").strip(),
+            "base_url": str(form.get("base_url") or "").strip(),
+            "model_name": str(form.get("model_name") or "").strip(),
+            "is_default": bool(form.get("is_default")),
+        }
+        if raw_length and not raw_length.isdigit():
+            raise ValidationFailed(
+                {"context_length": "Enter a whole number of tokens, or leave it empty."}
+            )
+        fields["context_length"] = int(raw_length) if raw_length else None
+        return fields
+
+    @rx.event
+    async def save(self) -> None:
+        form = {**self.form, "is_default": self.form_default}
+        self.field_errors, self.form_message = {}, ""
+        storage = self.svc().storage
+        api_key = str(form.get("api_key") or "")
+        try:
+            fields = self._fields(form)
+            if self.editing_id:
+                # An empty key field on edit keeps the stored key (it is never sent back).
+                await storage.call(
+                    model_configs.update_model,
+                    model_id=self.editing_id,
+                    api_key=api_key or None,
+                    **fields,
+                )
+                self.form_message = f"Saved {fields['name']}."
+            else:
+                await storage.call(model_configs.create_model, api_key=api_key or None, **fields)
+                self.form_message = f"Added {fields['name']}."
+                self.edit(0)
+                self.form_message = f"Added {fields['name']}."
+        except ValidationFailed as exc:
+            self.field_errors = exc.field_errors
+            return
+        except StoreError as exc:
+            self.form_message = f"Could not save: {exc}"
+            return
+        await self._reload()
+
+    @rx.event
+    async def delete(self, model_id: int) -> None:
+        try:
+            await self.svc().storage.call(model_configs.delete_model, model_id=model_id)
+        except StoreError as exc:
+            self.form_message = f"Could not delete: {exc}"
+        if self.editing_id == model_id:
+            self.new()
+        await self._reload()
+
+    @rx.event
+    async def make_default(self, model_id: int) -> None:
+        await self.svc().storage.call(model_configs.set_default_model, model_id=model_id)
+        await self._reload()
+
+    @rx.event
+    async def test(self):
+        """Check the endpoint in the form (or the stored key when the field is empty)."""
+        self.testing, self.test_result = True, ""
+        yield
+        form_values = self.form
+        api_key = str(form_values.get("api_key") or "")
+        if not api_key and self.editing_id:
+            stored = await self.svc().storage.call(
+                model_configs.get_model, model_id=self.editing_id
+            )
+            api_key = (stored.api_key if stored else None) or ""
+        ok, message = await probe_model(
+            base_url=str(form_values.get("base_url") or "").strip(),
+            model_name=str(form_values.get("model_name") or "").strip(),
+            api_key=api_key,
+        )
+        self.testing, self.test_ok, self.test_result = False, ok, message
