@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from logging.config import fileConfig
 
+from alembic import context
 from sqlalchemy import create_engine, pool
 from sqlmodel import SQLModel
 
 import agent_chat.db.models  # noqa: F401  (registers the tables on SQLModel.metadata)
 from agent_chat.config import load_settings
 from agent_chat.db.engine import ensure_sqlite_dir, is_sqlite
-from alembic import context
 
 config = context.config
 

@@ -62,9 +62,8 @@ def migrate(url: str) -> None:
     Idempotent, so the app calls it on every start. The ini file is found from the package,
     so the current directory does not matter.
     """
-    from alembic.config import Config
-
     from alembic import command
+    from alembic.config import Config
 
     ensure_sqlite_dir(url)
     config = Config(str(ALEMBIC_INI))

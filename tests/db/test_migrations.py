@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
@@ -14,7 +15,6 @@ from sqlmodel import SQLModel, select
 
 from agent_chat.db.engine import ALEMBIC_INI, PROJECT_ROOT, make_engine, migrate, open_session
 from agent_chat.db.models import ChatSession
-from alembic import command
 
 TABLES = {"chat_session", "chat_message", "chat_message_log", "run_pause", "model_config"}
 

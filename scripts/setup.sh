@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh clone: a Python venv with the pinned packages and bun from
+# the npm registry (Reflex's own bun download needs GitHub, which is not reachable here).
+# Usage: scripts/setup.sh [--dev]   (--dev adds the test tools and Debian's chromium)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dev=0
+[ "${1:-}" = "--dev" ] && dev=1
+req=requirements.txt
+[ $dev = 1 ] && req=requirements-dev.txt
+
+python=${PYTHON:-}
+if [ -z "$python" ]; then
+  for candidate in python3.11 python3.12 python3.13 python3; do
+    if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] < (3, 14)))'; then
+      python=$candidate
+      break
+    fi
+  done
+fi
+[ -n "$python" ] || { echo "setup: Python 3.11-3.13 is required" >&2; exit 1; }
+
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+
+# Reinstall only when the requirement files changed (a stamp of their hash).
+stamp=.venv/.requirements-$(cat requirements.txt "$req" | sha256sum | cut -c1-16)
+if [ ! -e "$stamp" ]; then
+  echo "setup: installing Python packages from $req"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
+  rm -f .venv/.requirements-*
+  touch "$stamp"
+fi
+
+if [ ! -x .tools/node_modules/.bin/bun ]; then
+  command -v npm >/dev/null || { echo "setup: npm (Node.js) is required to fetch bun" >&2; exit 1; }
+  echo "setup: installing bun from the npm registry into .tools/"
+  npm install --silent --prefix .tools --no-audit --no-fund --save-exact bun@1.4.4
+fi
+
+if [ $dev = 1 ] && ! command -v chromium >/dev/null; then
+  echo "setup: installing Debian's chromium for the browser tests"
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd=sudo
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+fi

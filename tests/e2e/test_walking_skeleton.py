@@ -1,0 +1,155 @@
+"""The first slice end to end in a real browser: add a model, chat, follow up, reload,
+rename, delete, and the error paths a person meets first."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import ARTIFACTS, Stack
+
+pytestmark = pytest.mark.e2e
+
+
+def add_fake_model(page: Page, stack: Stack) -> None:
+    page.goto(f"{stack.url}/settings/models")
+    page.get_by_test_id("model-name").fill("Fake model")
+    page.get_by_test_id("model-base-url").fill(stack.fake.base_url)
+    page.get_by_test_id("model-id").fill("fake-model")
+    page.get_by_test_id("model-test").click()
+    expect(page.get_by_test_id("model-test-result")).to_contain_text("Connected")
+    page.get_by_test_id("model-save").click()
+    expect(page.get_by_test_id("model-card")).to_have_count(1)
+    expect(page.get_by_test_id("model-card")).to_contain_text("default")
+
+
+def send(page: Page, text: str) -> None:
+    box = page.get_by_test_id("composer-input")
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_model_settings_reject_bad_fields_with_field_errors(page: Page, stack: Stack) -> None:
+    page.goto(f"{stack.url}/settings/models")
+    page.get_by_test_id("model-base-url").fill("not a url")
+    page.get_by_test_id("model-save").click()
+    expect(page.get_by_test_id("model-name-error")).to_be_visible()
+    expect(page.get_by_test_id("model-base-url-error")).to_be_visible()
+    expect(page.get_by_test_id("model-id-error")).to_be_visible()
+    expect(page.get_by_test_id("model-card")).to_have_count(0)
+
+
+def test_without_a_model_the_page_links_to_settings(page: Page, stack: Stack) -> None:
+    page.goto(stack.url)
+    notice = page.get_by_test_id("no-model-notice")
+    expect(notice).to_be_visible()
+    notice.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(r"/settings/models$"))
+
+
+def test_chat_streams_answers_keeps_context_and_survives_reload(page: Page, stack: Stack) -> None:
+    add_fake_model(page, stack)
+    page.goto(stack.url)
+    expect(page.get_by_test_id("no-model-notice")).to_have_count(0)
+
+    send(page, "Please write a long answer long 120")
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
+    expect(page.get_by_test_id("message-user")).to_contain_text("Please write a long answer")
+    assistant = page.get_by_test_id("message-assistant")
+    # Mid-stream: some words are on screen, the run is live, stop is offered.
+    expect(assistant.get_by_test_id("message-content")).to_contain_text("word10")
+    expect(page.get_by_test_id("stop-button")).to_be_visible()
+    expect(page.get_by_test_id("session-running")).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "mid-stream.png"))
+    expect(assistant).to_have_attribute("data-status", "SUCCESS", timeout=30_000)
+    expect(assistant.get_by_test_id("message-content")).to_contain_text("word120")
+    expect(page.get_by_test_id("stop-button")).to_have_count(0)
+    expect(page.get_by_test_id("session-running")).to_have_count(0)
+
+    # The follow-up can only be answered with the first turn in the history.
+    send(page, "Do you recall what I asked?")
+    expect(page.get_by_test_id("message-assistant")).to_have_count(2)
+    second = page.get_by_test_id("message-assistant").nth(1)
+    expect(second).to_have_attribute("data-status", "SUCCESS", timeout=30_000)
+    expect(second).to_contain_text("Earlier you said: Please write a long answer long 120")
+
+    page.reload()
+    expect(page.get_by_test_id("message-user")).to_have_count(2)
+    expect(page.get_by_test_id("message-assistant")).to_have_count(2)
+    expect(page.get_by_test_id("message-assistant").nth(1)).to_contain_text("Earlier you said")
+
+    # The title is the first 30 characters of the first message.
+    item = page.get_by_test_id("session-item")
+    expect(item).to_have_count(1)
+    expect(item.get_by_test_id("session-title")).to_have_text("Please write a long answer lon")
+
+    # Rename through the menu.
+    item.get_by_role("button", name="Conversation actions").click()
+    page.get_by_test_id("session-rename").click()
+    rename = page.get_by_test_id("session-rename-input")
+    rename.fill("Long answers")
+    rename.press("Enter")
+    expect(page.get_by_test_id("session-title")).to_have_text("Long answers")
+    page.reload()
+    expect(page.get_by_test_id("session-title")).to_have_text("Long answers")
+
+    # Delete it: the list is empty and the page goes back to the start screen.
+    page.get_by_test_id("session-item").get_by_role("button", name="Conversation actions").click()
+    page.get_by_test_id("session-delete").click()
+    expect(page.get_by_test_id("session-item")).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"/$"))
+
+
+def test_new_session_button_and_switching_between_sessions(page: Page, stack: Stack) -> None:
+    page.goto(stack.url)
+    page.get_by_test_id("new-session").click()
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
+    send(page, "First conversation")
+    expect(page.get_by_test_id("message-assistant")).to_have_attribute("data-status", "SUCCESS")
+    first_url = page.url
+    page.get_by_test_id("new-session").click()
+    expect(page).not_to_have_url(first_url)
+    send(page, "Second conversation")
+    expect(page.get_by_test_id("message-assistant")).to_contain_text("Echo: Second conversation")
+    # Most recent first; clicking the older one shows its own messages.
+    titles = page.get_by_test_id("session-title")
+    expect(titles.first).to_have_text("Second conversation")
+    titles.nth(1).click()
+    expect(page).to_have_url(first_url)
+    expect(page.get_by_test_id("message-user")).to_have_text("First conversation")
+
+
+def test_empty_message_is_not_sent_and_says_why(page: Page, stack: Stack) -> None:
+    page.goto(stack.url)
+    page.get_by_test_id("new-session").click()
+    expect(page).to_have_url(re.compile(r"/chat/"))
+    box = page.get_by_test_id("composer-input")
+    box.fill("   ")
+    box.press("Enter")
+    expect(page.get_by_test_id("composer-error")).to_contain_text("empty message")
+    expect(page.get_by_test_id("message-user")).to_have_count(0)
+
+
+def test_unknown_session_id_shows_not_found(page: Page, stack: Stack) -> None:
+    page.goto(f"{stack.url}/chat/does-not-exist")
+    expect(page.get_by_test_id("not-found")).to_be_visible()
+
+
+def test_bridge_down_shows_banner_and_a_failed_answer(page: Page, stack: Stack) -> None:
+    stack.stop_bridge()
+    try:
+        page.goto(stack.url)
+        page.get_by_test_id("new-session").click()
+        expect(page.get_by_test_id("error-banner")).to_contain_text("not reachable")
+        send(page, "Anyone there?")
+        assistant = page.get_by_test_id("message-assistant")
+        expect(assistant).to_have_attribute("data-status", "FAILED")
+        expect(assistant.get_by_test_id("message-error")).to_contain_text("not reachable")
+        expect(page.get_by_test_id("message-user")).to_have_text("Anyone there?")
+    finally:
+        stack.start_bridge()
+    page.reload()
+    expect(page.get_by_test_id("error-banner")).to_have_count(0)
