@@ -16,7 +16,12 @@ def _model_card(row: ModelRow) -> rx.Component:
             rx.vstack(
                 rx.hstack(
                     rx.text(row["name"], weight="bold"),
-                    rx.cond(row["is_default"], rx.badge("default", color_scheme="green")),
+                    rx.cond(
+                        row["is_default"],
+                        rx.badge(
+                            "default", color_scheme="green", custom_attrs=tid("model-default-badge")
+                        ),
+                    ),
                     align="center",
                 ),
                 rx.text(row["model_name"], " · ", row["base_url"], size="1", color_scheme="gray"),
