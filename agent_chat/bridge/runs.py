@@ -314,6 +314,7 @@ class RunRegistry:
         return run
 
     def get(self, run_id: str) -> Run | None:
+        self.purge_expired()
         with self._lock:
             return self._runs.get(run_id)
 

@@ -118,3 +118,19 @@ async def test_stop_during_pending_question_cancels_it_and_ends_stopped(
 
 async def _true_if(condition: bool) -> bool:
     return condition
+
+
+async def test_question_unanswered_past_the_cap_is_cancelled_and_the_run_goes_on(
+    start_bridge, fake_model: RunningFakeModel
+) -> None:
+    bridge = start_bridge(clarify_max_wait_s=0.5)
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        run_id = await start_run(client, run_body(bridge.model(fake_model), "ask me", "cap-s"))
+        stream = await read_events(client, run_id)
+    resolved = stream.first("clarify_resolved").data
+    assert (
+        resolved["answer"] is None
+        and resolved["cancelled"] is True
+        and resolved["timed_out"] is True
+    )
+    assert stream.events[-1].type == "run_completed"

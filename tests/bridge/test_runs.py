@@ -149,3 +149,31 @@ async def test_run_keeps_going_when_nobody_listens(
 
 async def _after_seq(event: Received, seq: int) -> bool:
     return event.seq >= seq
+
+
+async def test_stop_right_after_start_ends_stopped_once(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        run_id = await start_run(client, run_body(bridge.model(fake_model), "slow", "race-s"))
+        await client.post(f"/runs/{run_id}/stop")
+        stream = await read_events(client, run_id)
+        state = (await client.get(f"/runs/{run_id}")).json()
+    terminal = [
+        e.type for e in stream.events if e.type.startswith("run_") and e.type != "run_started"
+    ]
+    assert terminal == ["run_stopped"] and stream.events[-1].type == "run_stopped"
+    assert state["status"] == "stopped"
+
+
+async def test_finished_runs_are_forgotten_after_the_retention_time(
+    start_bridge, fake_model: RunningFakeModel
+) -> None:
+    bridge = start_bridge(buffer_retention_s=0.3)
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        run_id = await start_run(client, run_body(bridge.model(fake_model), "hello", "retain-s"))
+        await read_events(client, run_id)
+        kept = await client.get(f"/runs/{run_id}")
+        await asyncio.sleep(0.6)
+        gone = await client.get(f"/runs/{run_id}")
+    assert kept.status_code == 200 and gone.status_code == 404
