@@ -130,7 +130,11 @@ def _text_break(view: RunView, e: dict, ts: float | None) -> RunView:
 def _reasoning_delta(view: RunView, e: dict, ts: float | None) -> RunView:
     text = str(e.get("text") or "")
     if not view.reasoning_open and view.thinking:
-        text = "\n\n" + text.lstrip()  # a new block of reasoning after other work
+        # A new block of reasoning after other work. Whitespace before its first word is
+        # dropped however the deltas are split, so merged log rows replay the same view.
+        if not text.strip():
+            return view
+        text = "\n\n" + text.lstrip()
     return replace(view, thinking=view.thinking + text, reasoning_open=True)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent_chat.db.logs import LogRow
@@ -394,3 +394,46 @@ def test_replay_from_stored_rows_equals_the_live_view(run: Any) -> None:
     assert rebuilt == live
     covered = [seq for r in rows for seq in seqs_covered(r.seq, r.meta_json)]
     assert covered == [seq for seq, _, _ in events]  # every seq exactly once, in order
+
+
+small_texts = st.lists(st.sampled_from(["", " ", "\n", "a", " b", "😀 "]), max_size=3).map("".join)
+delta_data = st.one_of(
+    st.tuples(st.just("text_delta"), st.fixed_dictionaries({"text": small_texts})),
+    st.tuples(st.just("reasoning_delta"), st.fixed_dictionaries({"text": small_texts})),
+    st.tuples(st.just("text_break"), st.just({})),
+    st.tuples(
+        st.just("step"), st.fixed_dictionaries({"iteration": st.just(1), "tools": st.just([])})
+    ),
+)
+
+
+@st.composite
+def delta_runs(draw: st.DrawFn) -> tuple[list[tuple[int, str, dict[str, Any]]], list[int]]:
+    """Runs made mostly of deltas with whitespace-heavy texts: where merging is subtle."""
+    body = draw(st.lists(delta_data, max_size=12))
+    events = [
+        (seq, kind, {"run_id": "run-x", "seq": seq, "ts": 1.0, **data})
+        for seq, (kind, data) in enumerate(body, start=1)
+    ]
+    return events, sorted(set(draw(st.lists(st.integers(1, max(len(events), 1)), max_size=3))))
+
+
+@settings(max_examples=500, deadline=None)
+@given(delta_runs())
+@example(
+    (
+        [
+            (1, "text_delta", {"seq": 1, "text": "a"}),
+            (2, "text_break", {"seq": 2}),
+            (3, "reasoning_delta", {"seq": 3, "text": " "}),
+            (4, "reasoning_delta", {"seq": 4, "text": " x"}),
+        ],
+        [],
+    )
+)
+def test_replay_of_whitespace_heavy_deltas_equals_the_live_view(run: Any) -> None:
+    events, cuts = run
+    live = replay([{"type": kind, **data} for _, kind, data in events])
+    rows = rows_like_the_batch_writer(events, cuts)
+    rebuilt = replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
+    assert rebuilt == live
