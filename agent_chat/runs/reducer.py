@@ -69,19 +69,23 @@ class RunView:
         return sum(1 for t in live if t.get("status") == "completed"), len(live)
 
 
-_KAOMOJI = re.compile(r"^\s*(\([^()]*\)|[^\w\s(]+)\s*")
+_WORDLIKE = re.compile(r"[A-Za-z0-9]{2,}")
 
 
 def strip_spinner(text: str) -> str:
-    """Drop hermes' kaomoji/emoji decoration in front of spinner words."""
-    previous = None
-    text = text or ""
-    while previous != text:
-        previous = text
-        match = _KAOMOJI.match(text)
-        if match and not re.search(r"[A-Za-z]{3,}", match.group(1)):
-            text = text[match.end() :]
-    return text.strip()
+    """Drop hermes' kaomoji/emoji decoration in front of spinner words.
+
+    hermes sends `f"{face} {verb}..."`. A face may hold spaces, letters of other scripts
+    (`ಠ_ಠ`, `( ˘▽˘)っ`) and symbols, but never two ASCII letters or digits in a row, so
+    leading whitespace-separated pieces without such a run are decoration.
+    """
+    rest = (text or "").strip()
+    while rest:
+        head, *tail = rest.split(maxsplit=1)
+        if _WORDLIKE.search(head):
+            break
+        rest = tail[0] if tail else ""
+    return rest
 
 
 def _set_status(view: RunView, message: str, priority: int) -> RunView:

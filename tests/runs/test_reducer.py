@@ -77,6 +77,15 @@ def test_strip_spinner_keeps_plain_words_and_strips_emoji() -> None:
     assert strip_spinner("(analysing) the data") == "(analysing) the data"
 
 
+def test_every_hermes_spinner_face_is_stripped() -> None:
+    from agent.display import KawaiiSpinner
+
+    # hermes sends f"{face} {verb}..." (agent/conversation_loop.py) with one of these faces.
+    faces = KawaiiSpinner.KAWAII_THINKING + KawaiiSpinner.KAWAII_WAITING
+    stripped = {face: strip_spinner(f"{face} formulating...") for face in faces}
+    assert {f: s for f, s in stripped.items() if s != "formulating..."} == {}
+
+
 def test_status_priority_tool_progress_over_status_over_step_over_spinner() -> None:
     view = fold(ev(1, "step", iteration=1, tools=[]))
     assert view.status == "Step 1: asking the model"
