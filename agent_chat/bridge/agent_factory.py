@@ -27,6 +27,10 @@ def build_agent(settings: BridgeSettings, session_id: str, model: ModelSpec) -> 
         "enabled_toolsets": settings.toolsets,
         "quiet_mode": True,
         "session_id": session_id,
+        # The bridge's cwd is not the user's project: AGENTS.md/CLAUDE.md found there must not
+        # reach the prompt. The persona in $HERMES_HOME/SOUL.md still does.
+        "skip_context_files": True,
+        "load_soul_identity": True,
     }
     if model.max_tokens:
         kwargs["max_tokens"] = model.max_tokens

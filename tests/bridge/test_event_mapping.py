@@ -160,3 +160,37 @@ async def test_model_http_500_fails_the_run(
     _assert_well_formed(stream)
     assert stream.events[-1].type == "run_failed"
     assert stream.events[-1].data["error"]
+
+
+def _system_text(request: dict) -> str:
+    return " ".join(str(m["content"]) for m in request["messages"] if m["role"] == "system")
+
+
+async def test_memory_edit_reaches_the_next_run_of_a_pooled_session(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    model = bridge.model(fake_model)
+    await _run(bridge, run_body(model, "hello", "mem-s"))  # the session's agent is now pooled
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=10) as client:
+        put = await client.put("/memory", json={"memory": "The user's favourite colour is teal."})
+    try:
+        assert put.status_code == 200
+        fake_model.reset()
+        await _run(bridge, run_body(model, "hello again", "mem-s"))
+        assert "favourite colour is teal" in _system_text(fake_model.requests()[-1])
+    finally:
+        async with httpx.AsyncClient(base_url=bridge.base_url, timeout=10) as client:
+            await client.put("/memory", json={"memory": ""})
+
+
+async def test_project_files_in_the_bridge_cwd_stay_out_of_the_prompt(
+    bridge: RunningBridge,
+    fake_model: RunningFakeModel,
+    tmp_path,
+    monkeypatch,
+) -> None:
+    (tmp_path / "AGENTS.md").write_text("SECRET-PROJECT-RULES", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    fake_model.reset()
+    await _run(bridge, run_body(bridge.model(fake_model), "hello", "cwd-s"))
+    assert "SECRET-PROJECT-RULES" not in _system_text(fake_model.requests()[-1])
