@@ -1,0 +1,171 @@
+"""LogBatchWriter: batches by size, time and on demand; a failed write loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+from agent_chat.db.logs import LogRow
+from agent_chat.runs.batch_writer import LogBatchWriter
+from agent_chat.runs.log_codec import event_to_row, seqs_covered
+
+
+class Sink:
+    """A write function recording batches; it can be told to fail the next N calls."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.batches: list[dict[int, list[LogRow]]] = []
+        self.calls = 0
+        self.failures = failures
+        self._lock = threading.Lock()
+
+    def __call__(self, batch: dict[int, list[LogRow]]) -> None:
+        with self._lock:
+            self.calls += 1
+            if self.failures > 0:
+                self.failures -= 1
+                raise OSError("database is locked")
+            self.batches.append({k: list(v) for k, v in batch.items()})
+
+    def rows(self, message_id: int = 1) -> list[LogRow]:
+        with self._lock:
+            return [row for batch in self.batches for row in batch.get(message_id, [])]
+
+    def seqs(self, message_id: int = 1) -> list[int]:
+        return [s for r in self.rows(message_id) for s in seqs_covered(r.seq, r.meta_json)]
+
+
+def status_row(seq: int) -> LogRow:
+    return event_to_row("status", seq, {"category": "lifecycle", "message": f"m{seq}"})
+
+
+def delta_row(seq: int, text: str) -> LogRow:
+    return event_to_row("text_delta", seq, {"text": text})
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def test_flushes_when_max_rows_are_pending() -> None:
+    sink = Sink()
+    writer = LogBatchWriter(sink, max_rows=3, max_delay=60)
+    writer.start()
+    for seq in (1, 2):
+        writer.add(1, status_row(seq))
+    await asyncio.sleep(0.1)
+    assert sink.batches == []  # below the size and long before the delay
+    writer.add(1, status_row(3))
+    await until(lambda: len(sink.rows()) == 3)
+    assert len(sink.batches) == 1
+    await writer.close()
+
+
+async def test_flushes_after_max_delay() -> None:
+    sink = Sink()
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=0.05)
+    writer.start()
+    writer.add(1, status_row(1))
+    assert sink.batches == []
+    await until(lambda: sink.seqs() == [1])
+    writer.add(1, status_row(2))
+    await until(lambda: sink.seqs() == [1, 2])
+    assert writer.flushes == 2
+    await writer.close()
+
+
+async def test_forced_flush_writes_at_once() -> None:
+    sink = Sink()
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=60)
+    writer.start()
+    writer.add(1, status_row(1))
+    writer.add(2, status_row(1))
+    await writer.flush()
+    assert sink.seqs(1) == [1] and sink.seqs(2) == [1]
+    assert len(sink.batches) == 1  # every message's rows in one write
+    await writer.flush()  # nothing pending: no empty write
+    assert sink.calls == 1
+    await writer.close()
+
+
+async def test_consecutive_deltas_merge_into_one_row() -> None:
+    sink = Sink()
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=60)
+    writer.add(1, delta_row(1, "Hel"))
+    writer.add(1, delta_row(2, "lo 🌍"))
+    writer.add(1, status_row(3))
+    writer.add(1, delta_row(4, "a"))
+    writer.add(1, event_to_row("reasoning_delta", 5, {"text": "b"}))
+    writer.add(2, delta_row(6, "other message"))
+    await writer.flush()
+    rows = sink.rows(1)
+    assert [(r.seq, r.kind, r.content) for r in rows] == [
+        (1, "text_delta", "Hello 🌍"),
+        (3, "status", ""),
+        (4, "text_delta", "a"),
+        (5, "reasoning_delta", "b"),
+    ]
+    assert sink.seqs(1) == [1, 2, 3, 4, 5]
+    assert sink.seqs(2) == [6]
+
+
+async def test_a_merged_row_counts_once_toward_max_rows() -> None:
+    sink = Sink()
+    writer = LogBatchWriter(sink, max_rows=2, max_delay=60)
+    writer.start()
+    for seq in range(1, 11):
+        writer.add(1, delta_row(seq, "x"))
+    await asyncio.sleep(0.1)
+    assert sink.batches == []  # ten deltas are one pending row
+    writer.add(1, status_row(11))
+    await until(lambda: sink.seqs() == list(range(1, 12)))
+    await writer.close()
+
+
+async def test_failing_twice_then_succeeding_loses_and_duplicates_nothing() -> None:
+    sink = Sink(failures=2)
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=0.02)
+    writer.start()
+    seq = 0
+    for _ in range(30):  # rows keep arriving while writes fail and are retried
+        seq += 1
+        writer.add(1, delta_row(seq, str(seq)) if seq % 3 else status_row(seq))
+        await asyncio.sleep(0.02)
+    await until(lambda: sink.calls >= 3)
+    await writer.close()
+    assert sink.failures == 0
+    assert sink.seqs() == list(range(1, seq + 1))  # every seq once, in order
+    texts = "".join(r.content for r in sink.rows() if r.kind == "text_delta")
+    assert texts == "".join(str(s) for s in range(1, seq + 1) if s % 3)
+
+
+async def test_failed_forced_flush_raises_and_keeps_rows_in_order() -> None:
+    sink = Sink(failures=1)
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=60)
+    writer.add(1, status_row(1))
+    writer.add(1, status_row(2))
+    try:
+        await writer.flush()
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the failed write was not reported")
+    writer.add(1, status_row(3))
+    await writer.flush()
+    assert sink.seqs() == [1, 2, 3]
+
+
+async def test_close_flushes_what_is_pending() -> None:
+    sink = Sink()
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=60)
+    writer.start()
+    writer.add(1, delta_row(1, "a"))
+    writer.add(1, status_row(2))
+    await writer.close()
+    assert sink.seqs() == [1, 2]
+    await writer.close()  # closing twice is harmless
+    assert sink.calls == 1
