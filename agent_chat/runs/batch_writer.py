@@ -68,6 +68,7 @@ class LogBatchWriter:
                     self._pending[message_id] = rows + newer
                 self._count = sum(len(r) for r in self._pending.values())
                 self._first_at = asyncio.get_running_loop().time()
+                self._wake.set()  # the loop may be idle: give the rows their timer again
                 raise
             self.flushes += 1
             self.rows_written += sum(len(r) for r in batch.values())

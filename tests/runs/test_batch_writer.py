@@ -159,6 +159,36 @@ async def test_failed_forced_flush_raises_and_keeps_rows_in_order() -> None:
     assert sink.seqs() == [1, 2, 3]
 
 
+async def test_rows_of_a_failed_forced_flush_are_retried_in_the_background() -> None:
+    # The background loop may see the batch taken by the forced flush, find nothing
+    # pending and go back to sleep; the re-queued rows must still get their timer.
+    release = threading.Event()
+    calls: list[int] = []
+
+    def write(batch: dict[int, list[LogRow]]) -> None:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            release.wait(5)
+            raise OSError("database is locked")
+        sink(batch)
+
+    sink = Sink()
+    writer = LogBatchWriter(write, max_rows=50, max_delay=0.05)
+    writer.start()
+    await asyncio.sleep(0)  # the loop waits for work
+    writer.add(1, status_row(1))
+    flushing = asyncio.create_task(writer.flush())
+    await asyncio.sleep(0.1)  # the loop wakes, sees nothing pending (the flush took it)
+    release.set()
+    try:
+        await flushing
+    except OSError:
+        pass
+    writer.add(1, status_row(2))  # more rows, fewer than max_rows
+    await until(lambda: sink.seqs() == [1, 2], timeout=3)
+    await writer.close()
+
+
 async def test_close_flushes_what_is_pending() -> None:
     sink = Sink()
     writer = LogBatchWriter(sink, max_rows=50, max_delay=60)
