@@ -35,6 +35,7 @@ CALLBACK_NAMES = (
     "interim_assistant",
     "event",
     "clarify",
+    "notice",
 )
 
 
@@ -117,6 +118,12 @@ class CallbackMapper:
     @_guarded("status")
     def on_status(self, kind: str, message: str) -> None:
         self._emit("status", category=kind or "lifecycle", message=str(message))
+
+    @_guarded("notice")
+    def on_notice(self, notice: Any) -> None:
+        # Structured out-of-band notices (e.g. provider credits); shown as a status line.
+        text = getattr(notice, "text", None) or str(notice)
+        self._emit("status", category="notice", message=text)
 
     @_guarded("step")
     def on_step(self, iteration: int, prev_tools: list[dict[str, Any]] | None = None) -> None:

@@ -23,7 +23,7 @@ class ModelSpec(BaseModel):
 
     def pool_key(self) -> tuple[object, ...]:
         """What an agent instance is built from: a change means a new agent."""
-        return (self.base_url, self.api_key or "", self.model, self.max_tokens)
+        return (self.base_url, self.api_key or "", self.model, self.context_length, self.max_tokens)
 
 
 class HistoryMessage(BaseModel):

@@ -131,3 +131,23 @@ def test_settings_come_from_the_environment() -> None:
     assert defaults.hermes_home.parts[-2:] == ("data", "hermes")
     with pytest.raises(ValueError, match="AGENT_CHAT_MAX_ACTIVE_RUNS"):
         load_bridge_settings({"AGENT_CHAT_MAX_ACTIVE_RUNS": "many"})
+
+
+def test_status_spinner_and_notices_become_status_events() -> None:
+    buffer = EventBuffer("r")
+    mapper = _mapper(buffer)
+    mapper.on_thinking("(◕‿◕) pondering...")
+    mapper.on_thinking("")
+    mapper.on_thinking("")  # a repeated clear is not sent twice
+    mapper.on_status("warn", "Auxiliary compression failed")
+
+    class Notice:
+        text = "Credits are running low"
+
+    mapper.on_notice(Notice())
+    assert [(e.data["category"], e.data["message"]) for e in buffer.all()] == [
+        ("thinking", "(◕‿◕) pondering..."),
+        ("thinking", ""),
+        ("warn", "Auxiliary compression failed"),
+        ("notice", "Credits are running low"),
+    ]
