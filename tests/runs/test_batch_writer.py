@@ -6,6 +6,8 @@ import asyncio
 import threading
 from collections.abc import Callable
 
+import pytest
+
 from agent_chat.db.logs import LogRow
 from agent_chat.runs.batch_writer import LogBatchWriter
 from agent_chat.runs.log_codec import event_to_row, seqs_covered
@@ -148,12 +150,8 @@ async def test_failed_forced_flush_raises_and_keeps_rows_in_order() -> None:
     writer = LogBatchWriter(sink, max_rows=50, max_delay=60)
     writer.add(1, status_row(1))
     writer.add(1, status_row(2))
-    try:
+    with pytest.raises(OSError):
         await writer.flush()
-    except OSError:
-        pass
-    else:
-        raise AssertionError("the failed write was not reported")
     writer.add(1, status_row(3))
     await writer.flush()
     assert sink.seqs() == [1, 2, 3]
@@ -180,10 +178,8 @@ async def test_rows_of_a_failed_forced_flush_are_retried_in_the_background() -> 
     flushing = asyncio.create_task(writer.flush())
     await asyncio.sleep(0.1)  # the loop wakes, sees nothing pending (the flush took it)
     release.set()
-    try:
+    with pytest.raises(OSError):
         await flushing
-    except OSError:
-        pass
     writer.add(1, status_row(2))  # more rows, fewer than max_rows
     await until(lambda: sink.seqs() == [1, 2], timeout=3)
     await writer.close()
