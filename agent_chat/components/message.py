@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import reflex as rx
 
+from agent_chat.components.askfor import askfor_panel
 from agent_chat.components.common import safe_markdown, tid
+from agent_chat.components.thinking import (
+    answered_questions,
+    current_tool,
+    live_status,
+    thinking_stream,
+    todo_list,
+    tool_history,
+)
 from agent_chat.state.chat import ChatState
 from agent_chat.state.rows import MessageRow
 
@@ -39,7 +48,9 @@ def user_message(row: MessageRow) -> rx.Component:
 
 
 def _live_body() -> rx.Component:
+    """A run in progress: the question first (impossible to miss), then what the agent does."""
     return rx.vstack(
+        askfor_panel(),
         rx.cond(
             ChatState.live_reconnecting,
             rx.badge(
@@ -48,17 +59,11 @@ def _live_body() -> rx.Component:
                 custom_attrs=tid("reconnect-badge"),
             ),
         ),
-        rx.hstack(
-            rx.box(class_name="pulse-dot"),
-            rx.text(
-                rx.cond(ChatState.live_status != "", ChatState.live_status, "Thinking…"),
-                size="2",
-                color_scheme="gray",
-                custom_attrs=tid("live-status"),
-            ),
-            align="center",
-            spacing="2",
-        ),
+        live_status(ChatState.live_status),
+        rx.cond(~ChatState.live_waiting, current_tool(ChatState.live_tool)),
+        todo_list(ChatState.live_todos),
+        thinking_stream(ChatState.live_thinking, open_=True),
+        tool_history(ChatState.live_tools),
         rx.cond(
             ChatState.live_answer != "",
             rx.box(
@@ -72,14 +77,48 @@ def _live_body() -> rx.Component:
     )
 
 
+def _summary_toggle(row: MessageRow) -> rx.Component:
+    """The folded panel: one line; a click unfolds it (rebuilt from the message's log)."""
+    return rx.cond(
+        row["summary"] != "",
+        rx.hstack(
+            rx.text(row["summary"], size="1", color_scheme="gray"),
+            rx.cond(
+                row["has_panel"],
+                rx.icon(
+                    rx.cond(row["expanded"], "chevron-up", "chevron-down"),
+                    size=14,
+                    color=rx.color("gray", 9),
+                ),
+            ),
+            align="center",
+            spacing="1",
+            class_name=rx.cond(row["has_panel"], "summary-toggle clickable", "summary-toggle"),
+            on_click=rx.cond(row["has_panel"], ChatState.toggle_panel(row["id"]), rx.noop()),
+            custom_attrs=tid("thinking-toggle"),
+        ),
+    )
+
+
+def _unfolded_panel(row: MessageRow) -> rx.Component:
+    return rx.cond(
+        row["expanded"],
+        rx.vstack(
+            todo_list(row["todos"]),
+            thinking_stream(row["thinking"], open_=True),
+            tool_history(row["tools"], open_=True),
+            answered_questions(row["answers"]),
+            spacing="2",
+            width="100%",
+            class_name="unfolded-panel",
+        ),
+    )
+
+
 def _final_body(row: MessageRow) -> rx.Component:
     return rx.vstack(
-        rx.cond(
-            row["summary"] != "",
-            rx.text(
-                row["summary"], size="1", color_scheme="gray", custom_attrs=tid("thinking-toggle")
-            ),
-        ),
+        _summary_toggle(row),
+        _unfolded_panel(row),
         rx.cond(
             row["content"] != "",
             rx.box(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -100,3 +101,64 @@ def last_seq(*, session: Session, message_id: int) -> int:
     """The highest stored seq of the message, 0 if none."""
     query = select(func.max(ChatMessageLog.seq)).where(ChatMessageLog.message_id == message_id)
     return session.exec(query).one() or 0
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What the folded thinking panel of a finished message says."""
+
+    tools: int = 0
+    todo_done: int = 0
+    todo_total: int = 0
+    thinking: bool = False  # reasoning, or text that came before tool calls
+
+    @property
+    def has_panel(self) -> bool:
+        return bool(self.tools or self.todo_total or self.thinking)
+
+
+def run_stats(*, session: Session, message_ids: Sequence[int]) -> dict[int, RunStats]:
+    """Tool count and TODO progress per message, in two queries for any number of messages."""
+    if not message_ids:
+        return {}
+    ids = list(message_ids)
+    tool_counts: dict[int, int] = {}
+    thinking: set[int] = set()
+    for message_id, kind, count in session.exec(
+        select(ChatMessageLog.message_id, ChatMessageLog.kind, func.count())
+        .where(
+            col(ChatMessageLog.message_id).in_(ids),
+            col(ChatMessageLog.kind).in_(("tool_start", "reasoning_delta", "text_break")),
+        )
+        .group_by(ChatMessageLog.message_id, ChatMessageLog.kind)
+    ).all():
+        if kind == "tool_start":
+            tool_counts[message_id] = count
+        else:
+            thinking.add(message_id)
+    last_todo = (
+        select(ChatMessageLog.message_id, func.max(ChatMessageLog.seq).label("seq"))
+        .where(col(ChatMessageLog.message_id).in_(ids), ChatMessageLog.kind == "todo_update")
+        .group_by(ChatMessageLog.message_id)
+        .subquery()
+    )
+    todo_rows = session.exec(
+        select(ChatMessageLog.message_id, ChatMessageLog.meta_json).join(
+            last_todo,
+            (ChatMessageLog.message_id == last_todo.c.message_id)
+            & (ChatMessageLog.seq == last_todo.c.seq),
+        )
+    ).all()
+    todos: dict[int, tuple[int, int]] = {}
+    for message_id, meta_json in todo_rows:
+        try:
+            items = json.loads(meta_json or "{}").get("todos") or []
+        except ValueError:
+            items = []
+        live = [t for t in items if isinstance(t, dict) and t.get("status") != "cancelled"]
+        todos[message_id] = (sum(1 for t in live if t.get("status") == "completed"), len(live))
+    return {
+        mid: RunStats(tool_counts.get(mid, 0), *todos.get(mid, (0, 0)), thinking=mid in thinking)
+        for mid in ids
+        if mid in tool_counts or mid in todos or mid in thinking
+    }

@@ -351,6 +351,8 @@ class RunManager:
                 choices=[str(c) for c in event.data.get("choices") or []],
             )
             await self._flush_quietly()
+        elif event.type == "clarify_resolved" and event.data.get("cancelled"):
+            await self.storage.call(pauses.abandon_pauses, run_id=live.run_id)
         elif event.type == "clarify_resolved":
             await self.storage.call(
                 pauses.answer_pause,

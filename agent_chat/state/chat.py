@@ -8,12 +8,26 @@ import logging
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.db import messages, model_configs, sessions
+from agent_chat.db import logs, messages, model_configs, sessions
 from agent_chat.runs.client import BridgeError
+from agent_chat.runs.log_codec import row_to_event
 from agent_chat.runs.manager import LiveRun, RunRefused
+from agent_chat.runs.reducer import replay
 from agent_chat.skills import list_skills
 from agent_chat.state.base import AppState, client_connected
-from agent_chat.state.rows import MessageRow, ModelRow, SkillRow, message_row, model_row, skill_row
+from agent_chat.state.rows import (
+    MessageRow,
+    ModelRow,
+    SkillRow,
+    TodoRow,
+    ToolRow,
+    message_row,
+    model_row,
+    panel_fields,
+    skill_row,
+    todo_rows,
+    tool_row,
+)
 from agent_chat.state.sidebar import SidebarState
 
 log = logging.getLogger(__name__)
@@ -47,6 +61,15 @@ class ChatState(AppState):
     live_status: str = ""
     live_waiting: bool = False
     live_reconnecting: bool = False
+    live_thinking: str = ""
+    live_tool: ToolRow | None = None  # the tool running now
+    live_tools: list[ToolRow] = []
+    live_todos: list[TodoRow] = []
+    live_clarify_id: str = ""
+    live_question: str = ""
+    live_choices: list[str] = []
+    answer_sending: bool = False  # an answer is on its way to the agent
+    answer_error: str = ""
 
     models: list[ModelRow] = []
     selected_model: str = DEFAULT_CHOICE
@@ -90,6 +113,15 @@ class ChatState(AppState):
         self.live_status = ""
         self.live_waiting = False
         self.live_reconnecting = False
+        self.live_thinking = ""
+        self.live_tool = None
+        self.live_tools = []
+        self.live_todos = []
+        self.live_clarify_id = ""
+        self.live_question = ""
+        self.live_choices = []
+        self.answer_sending = False
+        self.answer_error = ""
 
     @rx.event
     async def load_index(self):
@@ -128,7 +160,10 @@ class ChatState(AppState):
             return False
         self.title = chat.title
         branch = await svc.storage.call(messages.active_branch, chat_session_id=chat.id)
-        self.messages = [message_row(m) for m in branch]
+        stats = await svc.storage.call(
+            logs.run_stats, message_ids=[m.id for m in branch if m.role == "ASSISTANT"]
+        )
+        self.messages = [message_row(m, stats.get(m.id)) for m in branch]
         if chat.model_id and any(m["id"] == chat.model_id for m in self.models):
             self.selected_model = str(chat.model_id)
         self.selected_skill = chat.skill_folder or NO_SKILL
@@ -145,12 +180,30 @@ class ChatState(AppState):
         self._show_live(live)
         return True
 
+    def _set(self, name: str, value: object) -> None:
+        # Assigning marks a var dirty and resends it whole: only assign what changed.
+        if getattr(self, name) != value:
+            setattr(self, name, value)
+
     def _show_live(self, live: LiveRun) -> None:
         view = live.view
-        self.live_answer = view.answer
-        self.live_status = view.status
-        self.live_waiting = view.state == "waiting_input"
-        self.live_reconnecting = live.reconnecting
+        self._set("live_answer", view.answer)
+        self._set("live_status", view.status)
+        self._set("live_waiting", view.state == "waiting_input")
+        self._set("live_reconnecting", live.reconnecting)
+        self._set("live_thinking", view.thinking)
+        current = view.current_tool
+        self._set("live_tool", tool_row(current) if current and not current.done else None)
+        self._set("live_tools", [tool_row(t) for t in view.tools])
+        self._set("live_todos", todo_rows(view))
+        clarify = view.clarify
+        clarify_id = clarify.clarify_id if clarify else ""
+        if clarify_id != self.live_clarify_id:
+            self.live_clarify_id = clarify_id
+            self.live_question = clarify.question if clarify else ""
+            self.live_choices = list(clarify.choices) if clarify else []
+            self.answer_sending = False
+            self.answer_error = ""
 
     # ---- composer --------------------------------------------------------------------
 
@@ -204,6 +257,48 @@ class ChatState(AppState):
             await self.svc().runs.stop(self.live_run_id)
         except BridgeError as exc:
             self.show_error(f"Could not stop the run: {exc.message}")
+
+    # ---- the thinking panel and AskFor ---------------------------------------------
+
+    @rx.event
+    async def toggle_panel(self, message_id: int) -> None:
+        """Unfold a finished message's thinking panel (rebuilt from its log) or fold it."""
+        index = next((i for i, m in enumerate(self.messages) if m["id"] == message_id), None)
+        if index is None:
+            return
+        row = dict(self.messages[index])
+        if row["expanded"]:
+            row["expanded"] = False
+        else:
+            rows = await self.svc().storage.call(logs.list_logs, message_id=message_id)
+            view = replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
+            row.update(panel_fields(view), expanded=True)
+        self.messages = [*self.messages[:index], row, *self.messages[index + 1 :]]
+
+    @rx.event
+    async def answer_question(self, answer: str):
+        """Send the person's answer to the agent's pending question."""
+        answer = (answer or "").strip()
+        if not answer:
+            self.answer_error = "Choose an option or type an answer."
+            return
+        if not self.live_clarify_id or self.answer_sending:
+            self.answer_error = "This question was already answered."
+            return
+        self.answer_sending, self.answer_error = True, ""
+        yield
+        try:
+            await self.svc().runs.answer(self.live_run_id, self.live_clarify_id, answer)
+        except BridgeError as exc:
+            self.answer_sending = False
+            if exc.status_code == 404:
+                self.answer_error = "This question was already answered or is no longer open."
+            else:
+                self.answer_error = f"The answer could not be delivered: {exc.message}"
+
+    @rx.event
+    async def answer_custom(self, form: dict):
+        return ChatState.answer_question(str(form.get("answer") or ""))
 
     # ---- following the live run ------------------------------------------------------
 

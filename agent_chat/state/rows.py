@@ -5,10 +5,12 @@ Only what the page shows goes here: never an API key.
 
 from __future__ import annotations
 
-from typing import TypedDict
+import json
+from typing import Any, TypedDict
 
+from agent_chat.db.logs import RunStats
 from agent_chat.db.models import ChatMessage, ChatSession, ModelConfig
-from agent_chat.runs.reducer import RunView
+from agent_chat.runs.reducer import RunView, ToolCall
 from agent_chat.skills import Skill
 
 
@@ -16,6 +18,28 @@ class SessionRow(TypedDict):
     uuid: str
     title: str
     state: str  # "" | "running" | "waiting"
+
+
+class ToolRow(TypedDict):
+    call_id: str
+    tool: str
+    args: str  # pretty JSON
+    result: str
+    duration: str  # "0.4 s", "" while running
+    is_error: bool
+    done: bool
+    progress: str
+
+
+class TodoRow(TypedDict):
+    id: str
+    content: str
+    status: str  # pending | in_progress | completed | cancelled
+
+
+class AnswerRow(TypedDict):
+    question: str
+    answer: str
 
 
 class MessageRow(TypedDict):
@@ -26,6 +50,12 @@ class MessageRow(TypedDict):
     error: str
     run_id: str
     summary: str  # one-line summary of the run's thinking (assistant only)
+    has_panel: bool  # there is something to unfold (thinking, tools, todos)
+    expanded: bool
+    thinking: str
+    tools: list[ToolRow]
+    todos: list[TodoRow]
+    answers: list[AnswerRow]
 
 
 class ModelRow(TypedDict):
@@ -49,20 +79,73 @@ def session_row(chat: ChatSession, state: str = "") -> SessionRow:
     return SessionRow(uuid=chat.session_uuid, title=chat.title or "New conversation", state=state)
 
 
-def run_summary(view: RunView) -> str:
-    """'Thought for 12 s · 3 tools · 2/3 tasks' (empty when there is nothing to show)."""
+def summary_line(seconds: float | None, tools: int, todo_done: int, todo_total: int) -> str:
+    """'Worked for 12 s · 3 tools · 2/3 tasks' (parts without data are left out)."""
     parts = []
-    if view.started_ts and view.ended_ts:
-        parts.append(f"Worked for {max(view.ended_ts - view.started_ts, 0):.0f} s")
-    if view.tools:
-        parts.append(f"{len(view.tools)} tool{'s' if len(view.tools) != 1 else ''}")
-    done, total = view.todo_counts
-    if total:
-        parts.append(f"{done}/{total} tasks")
+    if seconds is not None:
+        parts.append(f"Worked for {max(seconds, 0):.0f} s")
+    if tools:
+        parts.append(f"{tools} tool{'s' if tools != 1 else ''}")
+    if todo_total:
+        parts.append(f"{todo_done}/{todo_total} tasks")
     return " · ".join(parts)
 
 
-def message_row(message: ChatMessage, summary: str = "") -> MessageRow:
+def _pretty(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def tool_row(call: ToolCall) -> ToolRow:
+    duration = f"{call.duration_ms / 1000:.1f} s" if call.duration_ms is not None else ""
+    return ToolRow(
+        call_id=call.call_id,
+        tool=call.tool,
+        args=_pretty(call.args),
+        result=_pretty(call.result),
+        duration=duration,
+        is_error=call.is_error,
+        done=call.done,
+        progress=call.progress,
+    )
+
+
+def todo_rows(view: RunView) -> list[TodoRow]:
+    return [
+        TodoRow(
+            id=str(t.get("id", "")),
+            content=str(t.get("content", "")),
+            status=str(t.get("status", "")),
+        )
+        for t in view.todos
+    ]
+
+
+def panel_fields(view: RunView) -> dict[str, Any]:
+    """The unfolded thinking panel of a run, as MessageRow fields."""
+    return {
+        "thinking": view.thinking,
+        "tools": [tool_row(t) for t in view.tools],
+        "todos": todo_rows(view),
+        "answers": [
+            AnswerRow(question=q, answer=a if a is not None else "(cancelled)")
+            for q, a in view.answers
+        ],
+    }
+
+
+def message_row(message: ChatMessage, stats: RunStats | None = None) -> MessageRow:
+    seconds = None
+    if message.completed_at and message.role == "ASSISTANT":
+        seconds = (message.completed_at - message.created_at).total_seconds()
+    stats = stats or RunStats()
+    summary = summary_line(seconds, stats.tools, stats.todo_done, stats.todo_total)
     return MessageRow(
         id=message.id or 0,
         role=message.role.lower(),
@@ -70,7 +153,13 @@ def message_row(message: ChatMessage, summary: str = "") -> MessageRow:
         status=message.status,
         error=message.error or "",
         run_id=message.run_id or "",
-        summary=summary,
+        summary=summary if message.role == "ASSISTANT" else "",
+        has_panel=stats.has_panel,
+        expanded=False,
+        thinking="",
+        tools=[],
+        todos=[],
+        answers=[],
     )
 
 

@@ -182,3 +182,36 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if report.when == "call":
         item.rep_call = report
+
+
+def send(page, text: str) -> None:
+    """Type a message in the composer and press Enter."""
+    box = page.get_by_test_id("composer-input")
+    box.fill(text)
+    box.press("Enter")
+
+
+def ensure_fake_model(page, stack: Stack) -> None:
+    """Add the fake model through the settings page unless a test already did."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{stack.url}/settings/models")
+    expect(page.get_by_role("heading", name="Models")).to_be_visible()
+    page.wait_for_timeout(300)  # the list arrives with the page's on_load
+    if page.get_by_test_id("model-card").count():
+        return
+    page.get_by_test_id("model-name").fill("Fake model")
+    page.get_by_test_id("model-base-url").fill(stack.fake.base_url)
+    page.get_by_test_id("model-id").fill("fake-model")
+    page.get_by_test_id("model-save").click()
+    expect(page.get_by_test_id("model-card")).to_have_count(1)
+
+
+def new_chat(page, stack: Stack) -> None:
+    import re
+
+    from playwright.sync_api import expect
+
+    page.goto(stack.url)
+    page.get_by_test_id("new-session").click()
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import ARTIFACTS, Stack
+from tests.e2e.conftest import ARTIFACTS, Stack, send
 
 pytestmark = pytest.mark.e2e
 
@@ -23,12 +23,6 @@ def add_fake_model(page: Page, stack: Stack) -> None:
     page.get_by_test_id("model-save").click()
     expect(page.get_by_test_id("model-card")).to_have_count(1)
     expect(page.get_by_test_id("model-default-badge")).to_have_count(1)
-
-
-def send(page: Page, text: str) -> None:
-    box = page.get_by_test_id("composer-input")
-    box.fill(text)
-    box.press("Enter")
 
 
 def test_chat_streams_answers_keeps_context_and_survives_reload(page: Page, stack: Stack) -> None:

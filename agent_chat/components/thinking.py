@@ -1,0 +1,177 @@
+"""The five-area thinking panel (seed 002): ① thinking stream, ② live status, ③ current
+tool and tool history, ④ TODO list; ⑤ AskFor lives in askfor.py."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat.components.common import tid
+from agent_chat.state.rows import AnswerRow, TodoRow, ToolRow
+
+_TODO_ICONS = {
+    "completed": ("circle-check", "green"),
+    "in_progress": ("loader-circle", "blue"),
+    "pending": ("circle", "gray"),
+    "cancelled": ("circle-x", "gray"),
+}
+
+
+def todo_item(todo: TodoRow) -> rx.Component:
+    def icon(name: str, color: str) -> rx.Component:
+        return rx.icon(name, size=15, color=rx.color(color, 10), class_name=f"todo-icon-{name}")
+
+    return rx.hstack(
+        rx.match(
+            todo["status"],
+            *[(status, icon(name, color)) for status, (name, color) in _TODO_ICONS.items()],
+            icon("circle", "gray"),
+        ),
+        rx.text(todo["content"], size="2", class_name="todo-text"),
+        align="center",
+        spacing="2",
+        class_name="todo-item",
+        custom_attrs={"data-testid": "todo-item", "data-status": todo["status"]},
+    )
+
+
+def todo_list(todos: rx.Var) -> rx.Component:
+    return rx.cond(
+        todos.length() > 0,
+        rx.vstack(
+            rx.text("Tasks", size="1", weight="bold", color_scheme="gray"),
+            rx.foreach(todos, todo_item),
+            spacing="1",
+            class_name="panel-block",
+        ),
+    )
+
+
+def _code(text: rx.Var, label: str) -> rx.Component:
+    return rx.cond(
+        text != "",
+        rx.vstack(
+            rx.text(label, size="1", weight="bold", color_scheme="gray"),
+            rx.el.pre(text, class_name="tool-code"),
+            spacing="1",
+            width="100%",
+        ),
+    )
+
+
+def tool_history_item(tool: ToolRow) -> rx.Component:
+    status_icon = rx.cond(
+        tool["done"],
+        rx.cond(
+            tool["is_error"],
+            rx.icon("circle-x", size=14, color=rx.color("red", 10)),
+            rx.icon("circle-check", size=14, color=rx.color("green", 10)),
+        ),
+        rx.spinner(size="1"),
+    )
+    return rx.el.details(
+        rx.el.summary(
+            rx.hstack(
+                status_icon,
+                rx.code(tool["tool"], variant="ghost", size="2"),
+                rx.text(tool["duration"], size="1", color_scheme="gray"),
+                align="center",
+                spacing="2",
+                display="inline-flex",
+            ),
+        ),
+        rx.vstack(_code(tool["args"], "Arguments"), _code(tool["result"], "Result"), spacing="2"),
+        class_name="tool-item",
+        custom_attrs={"data-testid": "tool-history-item", "data-tool": tool["tool"]},
+    )
+
+
+def tool_history(tools: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
+    return rx.cond(
+        tools.length() > 0,
+        rx.el.details(
+            rx.el.summary(
+                rx.text(
+                    "Tools used (",
+                    tools.length(),
+                    ")",
+                    size="1",
+                    weight="bold",
+                    color_scheme="gray",
+                    as_="span",
+                ),
+            ),
+            rx.vstack(rx.foreach(tools, tool_history_item), spacing="1", padding_top="4px"),
+            open=open_,
+            class_name="panel-block",
+        ),
+    )
+
+
+def thinking_stream(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
+    return rx.cond(
+        text != "",
+        rx.el.details(
+            rx.el.summary(
+                rx.text("Thinking", size="1", weight="bold", color_scheme="gray", as_="span")
+            ),
+            rx.auto_scroll(
+                rx.text(text, size="2", white_space="pre-wrap", color_scheme="gray"),
+                class_name="thinking-scroll",
+                custom_attrs=tid("thinking-stream"),
+            ),
+            open=open_,
+            class_name="panel-block",
+        ),
+    )
+
+
+def live_status(text: rx.Var) -> rx.Component:
+    return rx.hstack(
+        rx.box(class_name="pulse-dot"),
+        rx.text(
+            rx.cond(text != "", text, "Thinking…"),
+            size="2",
+            color_scheme="gray",
+            custom_attrs=tid("live-status"),
+        ),
+        align="center",
+        spacing="2",
+    )
+
+
+def current_tool(tool: rx.Var) -> rx.Component:
+    return rx.cond(
+        tool,
+        rx.hstack(
+            rx.spinner(size="2"),
+            rx.vstack(
+                rx.text("Running ", rx.code(tool["tool"].to(str), variant="ghost"), size="2"),
+                rx.cond(
+                    tool["progress"].to(str) != "",
+                    rx.text(tool["progress"].to(str), size="1", color_scheme="gray"),
+                ),
+                spacing="0",
+            ),
+            align="center",
+            spacing="3",
+            class_name="current-tool",
+            custom_attrs=tid("current-tool"),
+        ),
+    )
+
+
+def answered_questions(answers: rx.Var) -> rx.Component:
+    def item(qa: AnswerRow) -> rx.Component:
+        return rx.text(
+            rx.text.strong("Asked: "),
+            qa["question"],
+            " — ",
+            rx.text.strong("Answer: "),
+            qa["answer"],
+            size="2",
+        )
+
+    return rx.cond(
+        answers.length() > 0,
+        rx.vstack(rx.foreach(answers, item), spacing="1", class_name="panel-block"),
+    )
