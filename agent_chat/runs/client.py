@@ -151,6 +151,15 @@ class BridgeClient:
     async def put_memory(self, *, memory: str, user: str) -> dict[str, str]:
         return (await self._request("PUT", "/memory", json={"memory": memory, "user": user})).json()
 
+    async def _has_nothing_after(self, run_id: str, last: int) -> bool:
+        """True if the run has ended and its last event is at or before `last`."""
+        try:
+            state = await self.run_state(run_id)
+        except BridgeUnavailable:
+            return False
+        finished = state.get("status") in ("succeeded", "failed", "stopped")
+        return finished and int(state.get("last_event_id") or 0) <= last
+
     async def events(
         self,
         run_id: str,
@@ -158,7 +167,8 @@ class BridgeClient:
         last_event_id: int = 0,
         on_connection: Callable[[bool], None] | None = None,
     ) -> AsyncIterator[BridgeEvent]:
-        """Yield the run's events after `last_event_id`, until its terminal event.
+        """Yield the run's events after `last_event_id`, until its terminal event (none if
+        the run already ended at or before `last_event_id`).
 
         A dropped connection is retried with backoff and `Last-Event-ID`, so no event is
         lost or repeated; `on_connection(False)` / `(True)` report the outage. Raises
@@ -199,7 +209,11 @@ class BridgeClient:
                         yield event
                         if event.is_terminal:
                             return
-                # The server closed the stream without a terminal event: reconnect.
+                # The server closed the stream without a terminal event. If the run is
+                # over and the caller already has its last event, nothing more will come;
+                # otherwise reconnect.
+                if await self._has_nothing_after(run_id, last):
+                    return
                 raise httpx.RemoteProtocolError("event stream ended early")
             except (httpx.TransportError, SSEError) as exc:
                 now = loop.time()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -233,3 +234,18 @@ async def test_clarify_answer_and_stop_round_trip(
     assert excinfo.value.status_code == 404
     stopped = await client.stop(run_id)  # stop on a finished run reports its status
     assert stopped["status"] == "succeeded"
+
+
+async def test_events_after_the_end_of_a_finished_run_stop_at_once(
+    client: BridgeClient, bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    # A re-attaching app may already hold the terminal event: nothing more will come.
+    run_id = await start(client, bridge, fake_model, "hello")
+    everything = await collect(client.events(run_id))
+    seen: list[bool] = []
+    rest = await asyncio.wait_for(
+        collect(client.events(run_id, last_event_id=everything[-1].seq, on_connection=seen.append)),
+        timeout=5,
+    )
+    assert rest == []
+    assert seen == []  # not reported as an outage
