@@ -302,6 +302,11 @@ class RunManager:
             view=view,
         )
         self._runs[live.run_id] = live
+        if view.finished:
+            # The log already holds the terminal event (the app stopped before finalising
+            # the message): the bridge has nothing newer and may have dropped the run.
+            await self._finish(live, status=FINAL_STATUS[view.state])
+            return
         live.task = asyncio.create_task(self._consume(live), name=f"run-{live.run_id}")
         log.info("re-attached to run %s after seq %d", live.run_id, view.last_seq)
 

@@ -378,6 +378,31 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
         await old.aclose()
 
 
+async def test_reattaching_to_a_run_whose_end_is_already_logged_finishes_it(
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+) -> None:
+    # The app stopped after the terminal event was flushed but before the message was
+    # finalised: the log already holds the whole run and the bridge has nothing newer.
+    first = await make_manager(bridge.base_url)
+    chat = new_chat(storage)
+    started = await first.send(session_uuid=chat, text="hello")
+    live = await run_to_end(first, started.run_id)
+    storage.call_sync(
+        messages.finish_message,
+        message_id=started.assistant_message_id,
+        content="",
+        status=MessageStatus.RUNNING,
+    )
+
+    second = await make_manager(bridge.base_url)
+    done = await finished(storage, started.assistant_message_id, timeout=10)
+    assert done.status == SUCCESS
+    assert done.content == "Echo: hello"
+    assert done.total_tokens
+    assert_every_seq_once(storage, done.id, live.view.last_seq)
+    assert second.session_states() == {}
+
+
 async def test_messages_are_in_the_right_roles(
     bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
 ) -> None:
