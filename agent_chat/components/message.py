@@ -33,13 +33,112 @@ def _copy_button(text: rx.Var) -> rx.Component:
     )
 
 
+def _icon_action(icon: str, label: str, test_id: str, on_click) -> rx.Component:
+    return rx.tooltip(
+        rx.icon_button(
+            rx.icon(icon, size=14),
+            variant="ghost",
+            size="1",
+            color_scheme="gray",
+            on_click=on_click,
+            aria_label=label,
+            custom_attrs=tid(test_id),
+        ),
+        content=label,
+    )
+
+
+def version_switcher(row: MessageRow) -> rx.Component:
+    """`< 2/3 >` between the versions of a message (shown when it has siblings)."""
+    return rx.cond(
+        row["versions"] > 1,
+        rx.hstack(
+            rx.icon_button(
+                rx.icon("chevron-left", size=14),
+                variant="ghost",
+                size="1",
+                color_scheme="gray",
+                disabled=row["version"] <= 1,
+                on_click=ChatState.switch_version(row["id"], -1),
+                aria_label="Previous version",
+                custom_attrs=tid("version-prev"),
+            ),
+            rx.text(
+                row["version"].to_string() + "/" + row["versions"].to_string(),
+                size="1",
+                color_scheme="gray",
+                custom_attrs=tid("version-label"),
+            ),
+            rx.icon_button(
+                rx.icon("chevron-right", size=14),
+                variant="ghost",
+                size="1",
+                color_scheme="gray",
+                disabled=row["version"] >= row["versions"],
+                on_click=ChatState.switch_version(row["id"], 1),
+                aria_label="Next version",
+                custom_attrs=tid("version-next"),
+            ),
+            align="center",
+            spacing="1",
+        ),
+    )
+
+
+def _edit_form(row: MessageRow) -> rx.Component:
+    return rx.form(
+        rx.vstack(
+            rx.text_area(
+                name="text",
+                default_value=row["content"],
+                auto_focus=True,
+                auto_height=True,
+                width="100%",
+                custom_attrs=tid("edit-input"),
+            ),
+            rx.hstack(
+                rx.button(
+                    "Cancel",
+                    type="button",
+                    variant="soft",
+                    color_scheme="gray",
+                    on_click=ChatState.cancel_edit,
+                ),
+                rx.button("Send", type="submit", custom_attrs=tid("edit-submit")),
+                justify="end",
+                width="100%",
+            ),
+            width="100%",
+        ),
+        on_submit=ChatState.submit_edit,
+        width="100%",
+        max_width="80%",
+    )
+
+
 def user_message(row: MessageRow) -> rx.Component:
     return rx.vstack(
-        rx.box(
-            rx.text(row["content"], white_space="pre-wrap", custom_attrs=tid("message-content")),
-            class_name="bubble-user",
+        rx.cond(
+            ChatState.editing_id == row["id"],
+            _edit_form(row),
+            rx.box(
+                rx.text(
+                    row["content"], white_space="pre-wrap", custom_attrs=tid("message-content")
+                ),
+                class_name="bubble-user",
+            ),
         ),
-        rx.hstack(_copy_button(row["content"]), class_name="message-actions"),
+        rx.hstack(
+            version_switcher(row),
+            rx.hstack(
+                _copy_button(row["content"]),
+                _icon_action("pencil", "Edit", "edit-message", ChatState.start_edit(row["id"])),
+                class_name="message-actions",
+                spacing="1",
+            ),
+            align="center",
+            spacing="2",
+        ),
         align="end",
         spacing="1",
         width="100%",
@@ -139,7 +238,19 @@ def _final_body(row: MessageRow) -> rx.Component:
                 custom_attrs=tid("message-error"),
             ),
         ),
-        rx.hstack(_copy_button(row["content"]), class_name="message-actions"),
+        rx.hstack(
+            version_switcher(row),
+            rx.hstack(
+                _copy_button(row["content"]),
+                _icon_action(
+                    "refresh-cw", "Regenerate", "regenerate", ChatState.regenerate(row["id"])
+                ),
+                class_name="message-actions",
+                spacing="1",
+            ),
+            align="center",
+            spacing="2",
+        ),
         spacing="2",
         width="100%",
     )
@@ -160,14 +271,39 @@ def assistant_message(row: MessageRow) -> rx.Component:
     )
 
 
+def system_divider(row: MessageRow) -> rx.Component:
+    """A context reset marker, or a summary that stands for earlier messages."""
+    return rx.cond(
+        row["status"] == "RESET",
+        rx.hstack(
+            rx.separator(size="4", flex="1"),
+            rx.text(
+                "Context reset: the agent does not see the messages above",
+                size="1",
+                color_scheme="gray",
+            ),
+            rx.separator(size="4", flex="1"),
+            align="center",
+            width="100%",
+            custom_attrs={"data-testid": "message-reset", "data-message-id": row["id"]},
+        ),
+        rx.el.details(
+            rx.el.summary(
+                rx.text(
+                    "Earlier messages were summarised", size="1", color_scheme="gray", as_="span"
+                )
+            ),
+            rx.box(safe_markdown(row["content"]), class_name="summary-body"),
+            class_name="system-divider",
+            custom_attrs={"data-testid": "message-summary", "data-message-id": row["id"]},
+        ),
+    )
+
+
 def message(row: MessageRow) -> rx.Component:
     return rx.match(
         row["role"],
         ("user", user_message(row)),
         ("assistant", assistant_message(row)),
-        rx.box(
-            rx.text(row["content"], size="1", color_scheme="gray"),
-            class_name="system-divider",
-            custom_attrs=tid("message-summary"),
-        ),
+        system_divider(row),
     )

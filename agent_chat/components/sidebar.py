@@ -45,6 +45,20 @@ def _menu(row: SessionRow) -> rx.Component:
                 on_click=SidebarState.start_rename(row["uuid"]),
                 custom_attrs=tid("session-rename"),
             ),
+            rx.cond(
+                row["archived"],
+                rx.dropdown_menu.item(
+                    "Unarchive",
+                    on_click=SidebarState.set_archived(row["uuid"], False),
+                    custom_attrs=tid("session-unarchive"),
+                ),
+                rx.dropdown_menu.item(
+                    "Archive",
+                    on_click=SidebarState.set_archived(row["uuid"], True),
+                    custom_attrs=tid("session-archive"),
+                ),
+            ),
+            rx.dropdown_menu.separator(),
             rx.dropdown_menu.item(
                 "Delete",
                 color="red",
@@ -87,6 +101,7 @@ def session_item(row: SessionRow) -> rx.Component:
                 min_width="0",
                 on_double_click=SidebarState.start_rename(row["uuid"]),
             ),
+            rx.cond(row["archived"], rx.icon("archive", size=12, color=rx.color("gray", 9))),
             _badge(row),
             _menu(row),
             align="center",
@@ -130,6 +145,16 @@ def sidebar() -> rx.Component:
             variant="soft",
             custom_attrs=tid("new-session"),
         ),
+        rx.input(
+            rx.input.slot(rx.icon("search", size=14)),
+            placeholder="Search conversations",
+            value=SidebarState.search,
+            on_change=SidebarState.set_search,
+            debounce_timeout=300,
+            size="2",
+            width="100%",
+            custom_attrs=tid("session-search"),
+        ),
         rx.scroll_area(
             rx.vstack(
                 rx.foreach(SidebarState.sessions, session_item),
@@ -141,7 +166,15 @@ def sidebar() -> rx.Component:
                 ),
                 rx.cond(
                     SidebarState.sessions.length() == 0,
-                    rx.text("No conversations yet.", size="2", color_scheme="gray"),
+                    rx.text(
+                        rx.cond(
+                            SidebarState.search != "",
+                            "No conversation matches.",
+                            "No conversations yet.",
+                        ),
+                        size="2",
+                        color_scheme="gray",
+                    ),
                 ),
                 spacing="1",
                 width="100%",
@@ -149,6 +182,15 @@ def sidebar() -> rx.Component:
             type="hover",
             scrollbars="vertical",
             flex="1",
+        ),
+        rx.button(
+            rx.icon("archive", size=14),
+            rx.cond(SidebarState.show_archived, "Hide archived", "Show archived"),
+            variant="ghost",
+            size="1",
+            color_scheme="gray",
+            on_click=SidebarState.toggle_archived,
+            custom_attrs=tid("toggle-archived"),
         ),
         class_name="sidebar",
         spacing="3",

@@ -269,3 +269,40 @@ def siblings(*, session: Session, message_id: int) -> list[ChatMessage]:
         .order_by(col(ChatMessage.branch_order), col(ChatMessage.id))
     )
     return list(session.exec(query).all())
+
+
+def versions_of_branch(
+    *, session: Session, chat_session_id: int, branch: list[ChatMessage]
+) -> dict[int, tuple[int, int]]:
+    """For each message of `branch`: (its 1-based position among its siblings, their count).
+
+    One query for the whole branch: every sibling group is read by its parent id.
+    """
+    if not branch:
+        return {}
+    parent_ids = [m.parent_id for m in branch if m.parent_id is not None]
+    query = (
+        select(ChatMessage.id, ChatMessage.parent_id)
+        .where(
+            col(ChatMessage.session_id) == chat_session_id,
+            col(ChatMessage.parent_id).in_(parent_ids) | col(ChatMessage.parent_id).is_(None),
+        )
+        .order_by(col(ChatMessage.branch_order), col(ChatMessage.id))
+    )
+    groups: dict[int | None, list[int]] = {}
+    for message_id, parent_id in session.exec(query).all():
+        groups.setdefault(parent_id, []).append(message_id)
+    result: dict[int, tuple[int, int]] = {}
+    for message in branch:
+        group = groups.get(message.parent_id) or [message.id]
+        result[message.id] = (group.index(message.id) + 1, len(group))
+    return result
+
+
+def switch_version(*, session: Session, message_id: int, step: int) -> ChatMessage:
+    """Activate the sibling `step` places away (wrapping is not done: clamped to the ends)."""
+    group = siblings(session=session, message_id=message_id)
+    index = next(i for i, m in enumerate(group) if m.id == message_id)
+    target = group[max(0, min(len(group) - 1, index + step))]
+    set_active(session=session, message_id=target.id)
+    return target

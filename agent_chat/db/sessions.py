@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
-from sqlalchemy import delete
+from sqlalchemy import delete, func
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
-from agent_chat.db.models import ChatSession, SessionStatus, new_uuid, utcnow
+from agent_chat.db.models import ChatMessage, ChatSession, SessionStatus, new_uuid, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +66,26 @@ def list_sessions(
     limit: int = 50,
     offset: int = 0,
     include_archived: bool = False,
+    search: str | None = None,
 ) -> list[ChatSession]:
-    """Sessions, most recently used first (ties: newest id first)."""
+    """Sessions, most recently used first (ties: newest id first).
+
+    `search` keeps sessions whose title or any message contains it (case-insensitive).
+    """
     query = select(ChatSession)
+    if search and search.strip():
+        needle = search.strip().lower()
+        in_messages = (
+            select(ChatMessage.id)
+            .where(
+                ChatMessage.session_id == ChatSession.id,
+                func.lower(ChatMessage.content).contains(needle, autoescape=True),
+            )
+            .exists()
+        )
+        query = query.where(
+            func.lower(ChatSession.title).contains(needle, autoescape=True) | in_messages
+        )
     if include_archived:
         # A condition on the leading column keeps the (status, last_message_at) index usable.
         query = query.where(col(ChatSession.status).in_([s.value for s in SessionStatus]))

@@ -11,13 +11,33 @@ from agent_chat.components.message import message
 from agent_chat.state.chat import ChatState
 
 
+def _reset_button() -> rx.Component:
+    return rx.cond(
+        ChatState.messages.length() > 0,
+        rx.tooltip(
+            rx.icon_button(
+                rx.icon("eraser", size=16),
+                variant="ghost",
+                color_scheme="gray",
+                on_click=ChatState.reset_session,
+                aria_label="Reset the agent's context",
+                custom_attrs={"data-testid": "reset-session"},
+            ),
+            content="Reset context: the agent forgets this conversation (messages stay visible)",
+        ),
+    )
+
+
 def _header() -> rx.Component:
     return rx.hstack(
         rx.heading(
             rx.cond(ChatState.title != "", ChatState.title, "New conversation"),
             size="3",
             truncate=True,
+            flex="1",
         ),
+        _reset_button(),
+        align="center",
         class_name="chat-header",
     )
 
@@ -58,6 +78,17 @@ def _conversation() -> rx.Component:
         _empty_start(),
         rx.auto_scroll(
             rx.vstack(
+                rx.cond(
+                    ChatState.has_earlier,
+                    rx.button(
+                        "Show earlier messages",
+                        variant="soft",
+                        size="1",
+                        align_self="center",
+                        on_click=ChatState.load_earlier,
+                        custom_attrs={"data-testid": "load-earlier"},
+                    ),
+                ),
                 rx.foreach(ChatState.messages, message),
                 class_name="message-column",
                 spacing="5",

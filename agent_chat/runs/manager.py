@@ -19,7 +19,13 @@ from agent_chat.db.errors import StoreError
 from agent_chat.db.logs import LogRow
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from agent_chat.runs.batch_writer import LogBatchWriter
-from agent_chat.runs.client import BridgeClient, BridgeError, BridgeEvent, RunNotFound
+from agent_chat.runs.client import (
+    BridgeClient,
+    BridgeError,
+    BridgeEvent,
+    BridgeUnavailable,
+    RunNotFound,
+)
 from agent_chat.runs.log_codec import event_to_row, row_to_event
 from agent_chat.runs.reducer import RunView, apply, replay
 from agent_chat.runs.storage import Storage
@@ -66,6 +72,31 @@ class LiveRun:
             return True
         except TimeoutError:
             return False
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """What to start: a new message ("send"), a new version of a user message ("edit") or of
+    an answer ("regenerate")."""
+
+    mode: str
+    session_uuid: str
+    text: str = ""
+    message_id: int | None = None
+    model_id: int | None = None
+    skill_folder: str | None = None
+
+
+@dataclass(frozen=True)
+class PreparedTurn:
+    chat_session_id: int
+    hermes_session: str
+    text: str
+    history: list[dict[str, str]]
+    model: dict[str, Any]
+    system_prompt: str | None
+    user_id: int
+    assistant_id: int
 
 
 @dataclass(frozen=True)
@@ -159,14 +190,39 @@ class RunManager:
     ) -> StartedRun:
         """Append the user's message to the active branch and start a run answering it."""
         self.validate_message(text)
-        system_prompt = None
-        if skill_folder:
-            try:
-                system_prompt = skill_prompt(self.settings.skills_dir, skill_folder)
-            except (OSError, ValueError) as exc:
-                raise RunRefused(str(exc)) from exc
+        return await self._start(
+            TurnPlan("send", session_uuid, text=text, model_id=model_id, skill_folder=skill_folder)
+        )
+
+    async def edit(self, *, session_uuid: str, message_id: int, text: str) -> StartedRun:
+        """A new version of a user message (a sibling), answered from the same point."""
+        self.validate_message(text)
+        return await self._start(TurnPlan("edit", session_uuid, text=text, message_id=message_id))
+
+    async def regenerate(self, *, session_uuid: str, message_id: int) -> StartedRun:
+        """A new version of an assistant message: the same question answered again."""
+        return await self._start(TurnPlan("regenerate", session_uuid, message_id=message_id))
+
+    async def reset(self, *, session_uuid: str) -> None:
+        """Give the session a fresh agent and add a RESET marker: later runs see nothing above it."""
         async with self._lock:
             if self.live_for_session(session_uuid):
+                raise RunRefused(
+                    "The conversation is running: stop it before resetting the context."
+                )
+            old_hermes_session = await self.storage.call(_mark_reset, session_uuid=session_uuid)
+        try:
+            await self.client.reset(old_hermes_session)
+        except BridgeUnavailable:
+            # The new hermes session id already gives the next run a fresh agent.
+            log.warning(
+                "bridge unreachable on reset of %s; continuing with a new agent session",
+                session_uuid,
+            )
+
+    async def _start(self, plan: TurnPlan) -> StartedRun:
+        async with self._lock:
+            if self.live_for_session(plan.session_uuid):
                 raise RunRefused(
                     "This conversation is still running. Wait for the answer or stop it first."
                 )
@@ -177,29 +233,23 @@ class RunManager:
                     f"{self.settings.max_active_runs}. Wait for one to finish or stop one."
                 )
             run_id = uuid.uuid4().hex
-            prepared = await self.storage.call(
-                self._prepare_turn,
-                session_uuid=session_uuid,
-                text=text,
-                model_id=model_id,
-                skill_folder=skill_folder,
-                run_id=run_id,
-            )
+            prepared = await self.storage.call(self._prepare_turn, plan=plan, run_id=run_id)
             live = LiveRun(
                 run_id=run_id,
-                message_id=prepared["assistant"].id,
-                chat_session_id=prepared["chat_session_id"],
-                session_uuid=session_uuid,
+                message_id=prepared.assistant_id,
+                chat_session_id=prepared.chat_session_id,
+                session_uuid=plan.session_uuid,
             )
             self._runs[run_id] = live
         self._signal_activity()
+        started = StartedRun(run_id, prepared.user_id, prepared.assistant_id)
         try:
             await self.client.start_run(
-                session_id=prepared["hermes_session"],
-                message=text,
-                history=prepared["history"],
-                model=prepared["model"],
-                system_prompt=system_prompt,
+                session_id=prepared.hermes_session,
+                message=prepared.text,
+                history=prepared.history,
+                model=prepared.model,
+                system_prompt=prepared.system_prompt,
                 run_id=run_id,
             )
         except BridgeError as exc:
@@ -207,47 +257,49 @@ class RunManager:
             await self._finish(
                 live, status=MessageStatus.FAILED, error=f"Could not start the agent: {exc.message}"
             )
-            return StartedRun(run_id, prepared["user"].id, prepared["assistant"].id)
+            return started
         live.task = asyncio.create_task(self._consume(live), name=f"run-{run_id}")
-        return StartedRun(run_id, prepared["user"].id, prepared["assistant"].id)
+        return started
 
-    def _prepare_turn(
-        self,
-        *,
-        session: Any,
-        session_uuid: str,
-        text: str,
-        model_id: int | None,
-        skill_folder: str | None,
-        run_id: str,
-    ) -> dict[str, Any]:
-        chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    def _prepare_turn(self, *, session: Any, plan: TurnPlan, run_id: str) -> PreparedTurn:
+        """Write the turn's messages (one transaction) and gather what the bridge needs."""
+        chat = sessions.get_session(session=session, session_uuid=plan.session_uuid)
         if chat is None:
             raise RunRefused("This conversation does not exist (it may have been deleted).")
-        model = None
-        if model_id is not None:
-            model = model_configs.get_model(session=session, model_id=model_id)
-        if model is None and chat.model_id is not None:
-            model = model_configs.get_model(session=session, model_id=chat.model_id)
-        if model is None:
-            model = model_configs.get_default_model(session=session)
-        if model is None:
-            raise RunRefused("No model is configured yet. Add one in Settings → Models.")
-        branch = messages.active_branch(session=session, chat_session_id=chat.id)
-        parent_id = branch[-1].id if branch else None
+        model = _resolve_model(session, plan.model_id, chat.model_id)
+        skill_folder = plan.skill_folder if plan.mode == "send" else chat.skill_folder
+        system_prompt = None
+        if skill_folder:
+            try:
+                system_prompt = skill_prompt(self.settings.skills_dir, skill_folder)
+            except (OSError, ValueError) as exc:
+                raise RunRefused(str(exc)) from exc
+        text = plan.text
+        if plan.mode == "send":
+            branch = messages.active_branch(session=session, chat_session_id=chat.id)
+            parent_id = branch[-1].id if branch else None
+            user = None
+        elif plan.mode == "edit":
+            original = _own_message(session, chat.id, plan.message_id, MessageRole.USER)
+            parent_id, user = original.parent_id, None
+        else:  # regenerate: the same question, a new answer beside the old one
+            original = _own_message(session, chat.id, plan.message_id, MessageRole.ASSISTANT)
+            user = _own_message(session, chat.id, original.parent_id, MessageRole.USER)
+            parent_id, text = user.parent_id, user.content
         history = messages.history_for(
             session=session, chat_session_id=chat.id, parent_id=parent_id
         )
-        user = messages.append_message(
-            session=session,
-            chat_session_id=chat.id,
-            parent_id=parent_id,
-            role=MessageRole.USER,
-            content=text,
-            status=MessageStatus.SENT,
-            model_id=model.id,
-            skill_folder=skill_folder,
-        )
+        if user is None:
+            user = messages.append_message(
+                session=session,
+                chat_session_id=chat.id,
+                parent_id=parent_id,
+                role=MessageRole.USER,
+                content=text,
+                status=MessageStatus.SENT,
+                model_id=model.id,
+                skill_folder=skill_folder,
+            )
         assistant = messages.append_message(
             session=session,
             chat_session_id=chat.id,
@@ -263,14 +315,16 @@ class RunManager:
         sessions.set_session_model(
             session=session, session_id=chat.id, model_id=model.id, skill_folder=skill_folder
         )
-        return {
-            "chat_session_id": chat.id,
-            "hermes_session": chat.hermes_session,
-            "history": history,
-            "model": _public_model(model),
-            "user": user,
-            "assistant": assistant,
-        }
+        return PreparedTurn(
+            chat_session_id=chat.id,
+            hermes_session=chat.hermes_session,
+            text=text,
+            history=history,
+            model=_public_model(model),
+            system_prompt=system_prompt,
+            user_id=user.id,
+            assistant_id=assistant.id,
+        )
 
     async def stop(self, run_id: str) -> None:
         live = self._runs.get(run_id)
@@ -410,6 +464,49 @@ class RunManager:
                 logs.append_logs(session=session, message_id=message_id, rows=rows)
 
         self.storage.call_sync(write)
+
+
+def _resolve_model(session: Any, chosen: int | None, session_model: int | None) -> Any:
+    """The chosen model, else the session's, else the default; RunRefused if none exists."""
+    for model_id in (chosen, session_model):
+        if model_id is not None:
+            model = model_configs.get_model(session=session, model_id=model_id)
+            if model is not None:
+                return model
+    model = model_configs.get_default_model(session=session)
+    if model is None:
+        raise RunRefused("No model is configured yet. Add one in Settings → Models.")
+    return model
+
+
+def _own_message(
+    session: Any, chat_session_id: int, message_id: int | None, role: MessageRole
+) -> ChatMessage:
+    message = messages.get_message(session=session, message_id=message_id) if message_id else None
+    if message is None or message.session_id != chat_session_id or message.role != role.value:
+        raise RunRefused("That message is not part of this conversation any more.")
+    return message
+
+
+def _mark_reset(*, session: Any, session_uuid: str) -> str:
+    """New hermes session id and a RESET marker under the branch's leaf; the old id."""
+    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    if chat is None:
+        raise RunRefused("This conversation does not exist (it may have been deleted).")
+    branch = messages.active_branch(session=session, chat_session_id=chat.id)
+    if not branch or branch[-1].status == MessageStatus.RESET.value:
+        raise RunRefused("There is nothing to reset yet.")
+    old = chat.hermes_session
+    sessions.new_hermes_session(session=session, session_id=chat.id)
+    messages.append_message(
+        session=session,
+        chat_session_id=chat.id,
+        parent_id=branch[-1].id,
+        role=MessageRole.SYSTEM,
+        content="Context reset",
+        status=MessageStatus.RESET,
+    )
+    return old
 
 
 def _session_by_id(*, session: Any, chat_session_id: int) -> ChatSession | None:

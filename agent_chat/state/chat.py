@@ -8,7 +8,10 @@ import logging
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.db import logs, messages, model_configs, sessions
+from agent_chat.db import logs, model_configs, sessions
+from agent_chat.db.conversation import load_conversation
+from agent_chat.db.errors import StoreError
+from agent_chat.db.messages import switch_version
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.log_codec import row_to_event
 from agent_chat.runs.manager import LiveRun, RunRefused
@@ -35,7 +38,8 @@ log = logging.getLogger(__name__)
 COMPOSER_ID = "composer"
 DEFAULT_CHOICE = "__default__"  # radix select items cannot have an empty value
 NO_SKILL = "__none__"
-COALESCE_S = 0.05  # at most one live update per 50 ms per tab
+COALESCE_S = 0.05
+PAGE_SIZE = 50  # messages shown when a conversation opens; more on request  # at most one live update per 50 ms per tab
 
 
 def _route_session_id(state: rx.State) -> str:
@@ -52,7 +56,10 @@ class ChatState(AppState):
     title: str = ""
     not_found: bool = False
     messages: list[MessageRow] = []
+    has_earlier: bool = False  # older messages of the branch are not loaded yet
+    shown_limit: int = PAGE_SIZE
     composer_error: str = ""
+    editing_id: int = 0  # the user message being edited inline
 
     # The run of this conversation that is going now (if any).
     live_run_id: str = ""
@@ -138,6 +145,8 @@ class ChatState(AppState):
         session_uuid = _route_session_id(self)
         await self._load_common()
         self.composer_error = ""
+        if session_uuid != self.current_uuid:
+            self.shown_limit, self.editing_id = PAGE_SIZE, 0
         self.current_uuid = session_uuid
         found = await self._reload_messages()
         self.not_found = not found
@@ -153,17 +162,20 @@ class ChatState(AppState):
     async def _reload_messages(self) -> bool:
         """Load the active branch from the database; False if the session is unknown."""
         svc = self.svc()
-        chat = await svc.storage.call(sessions.get_session, session_uuid=self.current_uuid)
-        if chat is None:
-            self.title, self.messages = "", []
+        view = await svc.storage.call(
+            load_conversation, session_uuid=self.current_uuid, limit=self.shown_limit
+        )
+        if view is None:
+            self.title, self.messages, self.has_earlier = "", [], False
             self._clear_live()
             return False
+        chat = view.chat
         self.title = chat.title
-        branch = await svc.storage.call(messages.active_branch, chat_session_id=chat.id)
-        stats = await svc.storage.call(
-            logs.run_stats, message_ids=[m.id for m in branch if m.role == "ASSISTANT"]
-        )
-        self.messages = [message_row(m, stats.get(m.id)) for m in branch]
+        self.has_earlier = view.has_earlier
+        self.messages = [
+            message_row(m, view.stats.get(m.id), view.versions.get(m.id, (1, 1)))
+            for m in view.messages
+        ]
         if chat.model_id and any(m["id"] == chat.model_id for m in self.models):
             self.selected_model = str(chat.model_id)
         self.selected_skill = chat.skill_folder or NO_SKILL
@@ -257,6 +269,88 @@ class ChatState(AppState):
             await self.svc().runs.stop(self.live_run_id)
         except BridgeError as exc:
             self.show_error(f"Could not stop the run: {exc.message}")
+
+    # ---- branches: versions, edit, regenerate, reset ----------------------------------
+
+    @rx.event
+    async def load_earlier(self) -> None:
+        self.shown_limit += PAGE_SIZE
+        await self._reload_messages()
+
+    def _refuse_while_running(self, action: str) -> bool:
+        if self.live_run_id:
+            self.show_error(
+                f"{action} is not possible while the agent is answering: stop it or wait."
+            )
+            return True
+        return False
+
+    @rx.event
+    async def switch_version(self, message_id: int, step: int) -> None:
+        """Show the previous/next version of a message (and the branch below it)."""
+        if self._refuse_while_running("Switching versions"):
+            return
+        try:
+            await self.svc().storage.call(switch_version, message_id=message_id, step=step)
+        except StoreError as exc:
+            self.show_error(f"Could not switch versions: {exc}")
+        await self._reload_messages()
+
+    @rx.event
+    def start_edit(self, message_id: int) -> None:
+        if not self._refuse_while_running("Editing"):
+            self.editing_id = message_id
+
+    @rx.event
+    def cancel_edit(self) -> None:
+        self.editing_id = 0
+
+    async def _after_new_run(self):
+        await self._reload_messages()
+        self._attach_live()
+        sidebar = await self.get_state(SidebarState)
+        await sidebar.refresh()
+        return ChatState.follow_run
+
+    @rx.event
+    async def submit_edit(self, form: dict):
+        """Send the edited text as a new version of the user message, answered afresh."""
+        message_id, text = self.editing_id, str(form.get("text") or "")
+        if self._refuse_while_running("Editing"):
+            return None
+        try:
+            await self.svc().runs.edit(
+                session_uuid=self.current_uuid, message_id=message_id, text=text
+            )
+        except RunRefused as exc:
+            self.show_error(str(exc))
+            return None
+        self.editing_id = 0
+        return await self._after_new_run()
+
+    @rx.event
+    async def regenerate(self, message_id: int):
+        """Answer the same question again as a new version of this answer."""
+        if self._refuse_while_running("Regenerating"):
+            return None
+        try:
+            await self.svc().runs.regenerate(session_uuid=self.current_uuid, message_id=message_id)
+        except RunRefused as exc:
+            self.show_error(str(exc))
+            return None
+        return await self._after_new_run()
+
+    @rx.event
+    async def reset_session(self) -> None:
+        """Start the agent afresh: later questions do not see the messages above the marker."""
+        if self._refuse_while_running("Resetting the context"):
+            return
+        try:
+            await self.svc().runs.reset(session_uuid=self.current_uuid)
+        except (RunRefused, BridgeError) as exc:
+            self.show_error(f"Could not reset the context: {exc}")
+            return
+        await self._reload_messages()
 
     # ---- the thinking panel and AskFor ---------------------------------------------
 

@@ -18,6 +18,7 @@ class SessionRow(TypedDict):
     uuid: str
     title: str
     state: str  # "" | "running" | "waiting"
+    archived: bool
 
 
 class ToolRow(TypedDict):
@@ -56,6 +57,8 @@ class MessageRow(TypedDict):
     tools: list[ToolRow]
     todos: list[TodoRow]
     answers: list[AnswerRow]
+    version: int  # 1-based position among its siblings
+    versions: int  # number of siblings (1: no switcher)
 
 
 class ModelRow(TypedDict):
@@ -76,7 +79,12 @@ class SkillRow(TypedDict):
 
 
 def session_row(chat: ChatSession, state: str = "") -> SessionRow:
-    return SessionRow(uuid=chat.session_uuid, title=chat.title or "New conversation", state=state)
+    return SessionRow(
+        uuid=chat.session_uuid,
+        title=chat.title or "New conversation",
+        state=state,
+        archived=chat.status == "ARCHIVED",
+    )
 
 
 def summary_line(seconds: float | None, tools: int, todo_done: int, todo_total: int) -> str:
@@ -140,7 +148,9 @@ def panel_fields(view: RunView) -> dict[str, Any]:
     }
 
 
-def message_row(message: ChatMessage, stats: RunStats | None = None) -> MessageRow:
+def message_row(
+    message: ChatMessage, stats: RunStats | None = None, version: tuple[int, int] = (1, 1)
+) -> MessageRow:
     seconds = None
     if message.completed_at and message.role == "ASSISTANT":
         seconds = (message.completed_at - message.created_at).total_seconds()
@@ -160,6 +170,8 @@ def message_row(message: ChatMessage, stats: RunStats | None = None) -> MessageR
         tools=[],
         todos=[],
         answers=[],
+        version=version[0],
+        versions=version[1],
     )
 
 

@@ -9,6 +9,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.db import pauses, sessions
 from agent_chat.db.errors import StoreError
+from agent_chat.db.models import SessionStatus
 from agent_chat.state.base import AppState, client_connected
 from agent_chat.state.rows import SessionRow, session_row
 
@@ -19,13 +20,20 @@ class SidebarState(AppState):
     sessions: list[SessionRow] = []
     has_more: bool = False
     renaming_uuid: str = ""
+    search: str = ""
+    show_archived: bool = False
     _watch_gen: int = 0
 
     async def refresh(self) -> None:
         """Reload the first pages of the list (as many rows as are shown now)."""
         svc = self.svc()
         limit = max(PAGE_SIZE, len(self.sessions))
-        rows = await svc.storage.call(sessions.list_sessions, limit=limit + 1)
+        rows = await svc.storage.call(
+            sessions.list_sessions,
+            limit=limit + 1,
+            include_archived=self.show_archived,
+            search=self.search,
+        )
         waiting = await svc.storage.call(pauses.open_pauses_by_session)
         states = svc.runs.session_states()
         shown = []
@@ -41,13 +49,40 @@ class SidebarState(AppState):
     async def load_more(self) -> None:
         svc = self.svc()
         rows = await svc.storage.call(
-            sessions.list_sessions, limit=PAGE_SIZE + 1, offset=len(self.sessions)
+            sessions.list_sessions,
+            limit=PAGE_SIZE + 1,
+            offset=len(self.sessions),
+            include_archived=self.show_archived,
+            search=self.search,
         )
         states = svc.runs.session_states()
         self.sessions = self.sessions + [
             session_row(c, states.get(c.session_uuid, "")) for c in rows[:PAGE_SIZE]
         ]
         self.has_more = len(rows) > PAGE_SIZE
+
+    @rx.event
+    async def set_search(self, value: str) -> None:
+        self.search = value[:200]
+        self.sessions = []
+        await self.refresh()
+
+    @rx.event
+    async def toggle_archived(self) -> None:
+        self.show_archived = not self.show_archived
+        self.sessions = []
+        await self.refresh()
+
+    @rx.event
+    async def set_archived(self, session_uuid: str, archived: bool) -> None:
+        svc = self.svc()
+        chat = await svc.storage.call(sessions.get_session, session_uuid=session_uuid)
+        if chat is None:
+            self.show_error("This conversation no longer exists.")
+        else:
+            status = SessionStatus.ARCHIVED if archived else SessionStatus.ACTIVE
+            await svc.storage.call(sessions.set_session_status, session_id=chat.id, status=status)
+        await self.refresh()
 
     @rx.event
     async def new_session(self):

@@ -1,0 +1,42 @@
+"""What the chat page shows of one session, read in one transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlmodel import Session
+
+from agent_chat.db.logs import RunStats, run_stats
+from agent_chat.db.messages import active_branch, versions_of_branch
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole
+from agent_chat.db.sessions import get_session
+
+
+@dataclass
+class Conversation:
+    chat: ChatSession
+    messages: list[ChatMessage]  # the newest `limit` messages of the active branch
+    total: int  # messages on the active branch
+    stats: dict[int, RunStats] = field(default_factory=dict)
+    versions: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def has_earlier(self) -> bool:
+        return self.total > len(self.messages)
+
+
+def load_conversation(*, session: Session, session_uuid: str, limit: int) -> Conversation | None:
+    """The active branch's newest `limit` messages with their run stats and versions."""
+    chat = get_session(session=session, session_uuid=session_uuid)
+    if chat is None:
+        return None
+    branch = active_branch(session=session, chat_session_id=chat.id)
+    shown = branch[-limit:] if limit > 0 else branch
+    assistant_ids = [m.id for m in shown if m.role == MessageRole.ASSISTANT.value]
+    return Conversation(
+        chat=chat,
+        messages=shown,
+        total=len(branch),
+        stats=run_stats(session=session, message_ids=assistant_ids),
+        versions=versions_of_branch(session=session, chat_session_id=chat.id, branch=shown),
+    )
