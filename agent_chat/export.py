@@ -495,7 +495,9 @@ def _message_md(message: ChatMessage, data: SessionExport, level: int, version: 
     when = _when(message.created_at)
     if message.status == MessageStatus.RESET.value:
         line = f"**Context reset** · {when}: the agent did not see the messages above."
-        return ["---", line] + ([contain(message.content)] if message.content.strip() else [])
+        note = message.content.strip()
+        extra = [contain(note)] if note and note.lower() != "context reset" else []
+        return ["---", line, *extra]
     if message.role == MessageRole.SYSTEM.value and message.status == MessageStatus.SUMMARY.value:
         return [details(f"Summary of earlier messages ({when})", contain(message.content))]
     who = {MessageRole.USER.value: "You", MessageRole.ASSISTANT.value: "Assistant"}.get(
