@@ -28,6 +28,36 @@ def _reset_button() -> rx.Component:
     )
 
 
+def _export_button(fmt: str, icon: str, label: str) -> rx.Component:
+    """A download link for the export of the open conversation (the server names the file)."""
+    return rx.tooltip(
+        rx.icon_button(
+            rx.link(
+                rx.icon(icon, size=16),
+                href=routes.export_url(ChatState.current_uuid, fmt),
+                is_external=True,
+                custom_attrs={"download": "", "data-testid": f"export-{fmt}"},
+            ),
+            as_child=True,
+            variant="ghost",
+            color_scheme="gray",
+            aria_label=label,
+        ),
+        content=label,
+    )
+
+
+def _export_buttons() -> rx.Component:
+    return rx.cond(
+        ChatState.current_uuid != "",
+        rx.hstack(
+            _export_button("md", "file-text", "Export as Markdown"),
+            _export_button("json", "file-json", "Export as JSON"),
+            spacing="3",
+        ),
+    )
+
+
 def _header() -> rx.Component:
     return rx.hstack(
         rx.heading(
@@ -36,6 +66,7 @@ def _header() -> rx.Component:
             truncate=True,
             flex="1",
         ),
+        _export_buttons(),
         _reset_button(),
         align="center",
         class_name="chat-header",
