@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -20,14 +21,14 @@ def test_export_buttons_download_markdown_and_json(page: Page, stack: Stack) -> 
 
     with page.expect_download() as info:
         page.get_by_test_id("export-md").click()
-    markdown = open(info.value.path(), encoding="utf-8").read()
+    markdown = Path(info.value.path()).read_text(encoding="utf-8")
     assert info.value.suggested_filename.endswith(".md")
     assert markdown.startswith("# Export me please")
     assert "Echo: Export me please" in markdown
 
     with page.expect_download() as info:
         page.get_by_test_id("export-json").click()
-    data = json.loads(open(info.value.path(), encoding="utf-8").read())
+    data = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
     assert data["session"]["title"] == "Export me please"
     assert [m["role"] for m in data["messages"]] == ["USER", "ASSISTANT"]
 
