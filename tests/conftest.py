@@ -73,3 +73,12 @@ def bridge(start_bridge: Callable[..., RunningBridge]) -> RunningBridge:
 
 
 # --- end of fake model server and bridge fixtures ------------------------------------------
+
+
+# --- ordering ------------------------------------------------------------------------------
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests run last: sync Playwright keeps an event loop running in the main thread
+    for the rest of the session, which breaks later asyncio tests."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
