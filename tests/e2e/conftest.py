@@ -208,10 +208,16 @@ def ensure_fake_model(page, stack: Stack) -> None:
 
 
 def new_chat(page, stack: Stack) -> None:
+    """Open a new, empty conversation and wait until its page is ready for typing."""
     import re
 
     from playwright.sync_api import expect
 
-    page.goto(stack.url)
+    # Start from a page that does not redirect ("/" jumps to the latest conversation, and a
+    # click racing that redirect would land in the wrong one).
+    page.goto(f"{stack.url}/settings/models")
+    expect(page.get_by_role("heading", name="Models")).to_be_visible()
     page.get_by_test_id("new-session").click()
     expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
+    expect(page.get_by_test_id("composer-input")).to_be_editable()
+    expect(page.get_by_test_id("message-user")).to_have_count(0)

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import ARTIFACTS, Stack, send
+from tests.e2e.conftest import ARTIFACTS, Stack, new_chat, send
 
 pytestmark = pytest.mark.e2e
 
@@ -80,14 +80,13 @@ def test_chat_streams_answers_keeps_context_and_survives_reload(page: Page, stac
 
 
 def test_new_session_button_and_switching_between_sessions(page: Page, stack: Stack) -> None:
-    page.goto(stack.url)
-    page.get_by_test_id("new-session").click()
-    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
+    new_chat(page, stack)
     send(page, "First conversation")
     expect(page.get_by_test_id("message-assistant")).to_have_attribute("data-status", "SUCCESS")
     first_url = page.url
     page.get_by_test_id("new-session").click()
     expect(page).not_to_have_url(first_url)
+    expect(page.get_by_test_id("message-user")).to_have_count(0)
     send(page, "Second conversation")
     expect(page.get_by_test_id("message-assistant")).to_contain_text("Echo: Second conversation")
     # Most recent first; clicking the older one shows its own messages.
@@ -99,9 +98,7 @@ def test_new_session_button_and_switching_between_sessions(page: Page, stack: St
 
 
 def test_empty_message_is_not_sent_and_says_why(page: Page, stack: Stack) -> None:
-    page.goto(stack.url)
-    page.get_by_test_id("new-session").click()
-    expect(page).to_have_url(re.compile(r"/chat/"))
+    new_chat(page, stack)
     box = page.get_by_test_id("composer-input")
     box.fill("   ")
     box.press("Enter")
@@ -117,8 +114,7 @@ def test_unknown_session_id_shows_not_found(page: Page, stack: Stack) -> None:
 def test_bridge_down_shows_banner_and_a_failed_answer(page: Page, stack: Stack) -> None:
     stack.stop_bridge()
     try:
-        page.goto(stack.url)
-        page.get_by_test_id("new-session").click()
+        new_chat(page, stack)
         expect(page.get_by_test_id("error-banner")).to_contain_text("not reachable")
         send(page, "Anyone there?")
         assistant = page.get_by_test_id("message-assistant")
@@ -164,9 +160,7 @@ def test_models_can_be_edited_made_default_and_deleted(page: Page, stack: Stack)
 
 
 def test_chosen_skill_reaches_the_agent_as_system_prompt(page: Page, stack: Stack) -> None:
-    page.goto(stack.url)
-    page.get_by_test_id("new-session").click()
-    expect(page).to_have_url(re.compile(r"/chat/"))
+    new_chat(page, stack)
     page.get_by_test_id("skill-select").click()
     page.get_by_role("option", name="Haiku writer").click()
     stack.fake.reset()
