@@ -87,14 +87,17 @@ class BridgeClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    async def _request(
+        self, method: str, path: str, *, missing_run: bool = True, **kwargs: Any
+    ) -> httpx.Response:
+        """One call; a 404 on a /runs/ path is `RunNotFound` unless `missing_run` is False."""
         try:
             response = await self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
             raise BridgeUnavailable(
                 f"The agent service at {self.base_url} is not reachable ({type(exc).__name__})."
             ) from exc
-        if response.status_code == 404 and path.startswith("/runs/"):
+        if response.status_code == 404 and missing_run and path.startswith("/runs/"):
             raise RunNotFound(
                 f"The agent service does not know this run: {_detail(response)}", status_code=404
             )
@@ -135,8 +138,12 @@ class BridgeClient:
         return (await self._request("GET", f"/runs/{run_id}")).json()
 
     async def answer_clarify(self, run_id: str, clarify_id: str, answer: str) -> None:
+        # A 404 here usually means the question was already answered: not a lost run.
         await self._request(
-            "POST", f"/runs/{run_id}/clarify", json={"clarify_id": clarify_id, "answer": answer}
+            "POST",
+            f"/runs/{run_id}/clarify",
+            missing_run=False,
+            json={"clarify_id": clarify_id, "answer": answer},
         )
 
     async def stop(self, run_id: str) -> dict[str, Any]:

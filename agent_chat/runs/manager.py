@@ -229,7 +229,7 @@ class RunManager:
             working = sum(1 for r in self._runs.values() if r.view.state != "waiting_input")
             if working >= self.settings.max_active_runs:
                 raise RunRefused(
-                    f"{working} conversations are already running, the limit is "
+                    f"{working} conversation{'s are' if working != 1 else ' is'} already running, the limit is "
                     f"{self.settings.max_active_runs}. Wait for one to finish or stop one."
                 )
             run_id = uuid.uuid4().hex
