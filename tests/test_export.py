@@ -31,6 +31,7 @@ from agent_chat.export import collect, to_json, to_markdown
 from agent_chat.runs.log_codec import event_to_row, merge_rows, row_to_event
 from agent_chat.runs.reducer import replay
 from agent_chat.runs.storage import Storage
+from tests.databases import fresh_database
 
 API_KEY = "sk-export-test-SECRET-4242"
 EXPORTED_AT = datetime(2025, 1, 31, 9, 30)
@@ -52,11 +53,11 @@ TODOS = [
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[Engine]:
-    url = f"sqlite:///{tmp_path / 'export.db'}"
-    migrate(url)
-    engine = make_engine(url)
-    yield engine
-    engine.dispose()
+    with fresh_database(tmp_path / "export.db") as url:
+        migrate(url)
+        engine = make_engine(url)
+        yield engine
+        engine.dispose()
 
 
 @dataclass

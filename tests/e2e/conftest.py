@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.databases import fresh_database
 from tests.fakes.model_server import RunningFakeModel, free_port, running_fake_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,7 +129,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     env = {
         **os.environ,
         "HERMES_HOME": str(hermes_home),
-        "AGENT_CHAT_DB_URL": f"sqlite:///{tmp / 'app.db'}",
         "AGENT_CHAT_BRIDGE_URL": f"http://127.0.0.1:{bridge_port}",
         "AGENT_CHAT_SKILLS_DIR": str(skills),
         "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",
@@ -137,7 +137,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     }
     for name in ("AGENT_CHAT_MODEL_BASE_URL", "AGENT_CHAT_MODEL", "AGENT_CHAT_MODEL_API_KEY"):
         env.pop(name, None)
-    with running_fake_model(token_delay=0.02) as fake:
+    with fresh_database(tmp / "app.db") as db_url, running_fake_model(token_delay=0.02) as fake:
+        env["AGENT_CHAT_DB_URL"] = db_url  # SQLite, or PostgreSQL (tests/databases.py)
         stack = Stack(tmp=tmp, fake=fake, env=env, bridge_port=bridge_port, app_port=app_port)
         try:
             stack.start_bridge()

@@ -1,4 +1,5 @@
-"""Fixtures for RunManager tests: a migrated SQLite database and managers over real bridges."""
+"""Fixtures for RunManager tests: a migrated database (SQLite, or PostgreSQL when
+AGENT_CHAT_TEST_DB_URL is set) and managers over real bridges."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from agent_chat.db.engine import make_engine, migrate
 from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.storage import Storage
+from tests.databases import fresh_database
 from tests.fakes.model_server import RunningFakeModel
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'runs.db'}"
+def db_url(tmp_path: Path) -> Iterator[str]:
+    with fresh_database(tmp_path / "runs.db") as url:
+        yield url
 
 
 @pytest.fixture
