@@ -11,11 +11,13 @@ ruff check .
 ruff format --check .
 reflex export --no-zip --loglevel warning >/dev/null
 
+# Both runs go on even when the first fails; the exit status says whether any failed.
+failed=""
 for database in ${AGENT_CHAT_TEST_DBS:-sqlite postgresql}; do
   case $database in
     sqlite)
       echo "test.sh: pytest on SQLite"
-      env -u AGENT_CHAT_TEST_DB_URL python -m pytest -q "$@"
+      env -u AGENT_CHAT_TEST_DB_URL python -m pytest -q "$@" || failed="$failed SQLite"
       ;;
     postgresql)
       pg_dir=$(mktemp -d -t agent-chat-pg.XXXXXX)
@@ -23,7 +25,8 @@ for database in ${AGENT_CHAT_TEST_DBS:-sqlite postgresql}; do
       pg_url=$(scripts/postgres.sh start "$pg_dir")
       echo "test.sh: pytest on PostgreSQL"
       # Every test makes its own database on this server (tests/databases.py).
-      AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url python -m pytest -q "$@"
+      AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url python -m pytest -q "$@" ||
+        failed="$failed PostgreSQL"
       ;;
     *)
       echo "test.sh: unknown database '$database' in AGENT_CHAT_TEST_DBS" >&2
@@ -31,3 +34,7 @@ for database in ${AGENT_CHAT_TEST_DBS:-sqlite postgresql}; do
       ;;
   esac
 done
+if [ -n "$failed" ]; then
+  echo "test.sh: tests failed on:$failed" >&2
+  exit 1
+fi
