@@ -10,6 +10,7 @@ metadata, hermes' own side requests) goes to the test fake.
   after the last turn a short answer. Every chunk carries a marker (``rq<turn>x<i>`` in the
   reasoning, ``tq<turn>x<i>`` in the text, ``dq<turn>x`` in the first TODO item) so a page can
   tell when each one reached the DOM.
+- ``per=N`` in the message: N reasoning and N text chunks per mixed turn (default 30).
 - ``rate=R`` in the message overrides the server's rate for that request.
 
 Chunks are paced against an absolute schedule (``--rate`` chunks per second, 0 = as fast as
@@ -55,8 +56,7 @@ WORDS = (
 ).split()
 END_TOKEN = "zzend."
 PARAGRAPH_EVERY = 60
-MIXED_REASONING = 30  # reasoning chunks per turn
-MIXED_TEXT = 30  # text chunks per turn
+MIXED_PER_KIND = 30  # reasoning chunks and text chunks per turn (``per=N`` overrides)
 
 
 def answer_tokens(count: int) -> list[str]:
@@ -137,13 +137,15 @@ def create_app(rate: float, recorder: Recorder) -> Starlette:
             deltas = [{"content": t} for t in answer_tokens(int(text_match.group(1)))]
         else:
             turns = int(mixed_match.group(1))
+            per_match = re.search(r"\bper=(\d+)", last_user)
+            per = int(per_match.group(1)) if per_match else MIXED_PER_KIND
             turn = _tool_turns_done(messages)
             if turn >= turns:
-                deltas = [{"content": f"tq{turn}x{i} "} for i in range(MIXED_TEXT)]
+                deltas = [{"content": f"tq{turn}x{i} "} for i in range(per)]
                 deltas.append({"content": END_TOKEN})
             else:
-                deltas = [{"reasoning_content": f"rq{turn}x{i} "} for i in range(MIXED_REASONING)]
-                deltas += [{"content": f"tq{turn}x{i} "} for i in range(MIXED_TEXT)]
+                deltas = [{"reasoning_content": f"rq{turn}x{i} "} for i in range(per)]
+                deltas += [{"content": f"tq{turn}x{i} "} for i in range(per)]
                 todos = [
                     {"id": "1", "content": f"dq{turn}x step one", "status": "completed"},
                     {"id": "2", "content": f"step two of turn {turn}", "status": "in_progress"},

@@ -591,3 +591,12 @@ def stream_through_browser(s: Stack, b: Any, message: str, end: str, timeout_s: 
         }
     finally:
         context.close()
+
+
+def run_async(fn, *args, **kwargs):
+    """asyncio.run(fn(...)) on a worker thread (sync Playwright owns this thread's loop)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(fn(*args, **kwargs))).result()
