@@ -53,7 +53,7 @@ WORDS = (
     "the of and to in is it that for on with as was at by this be are from or an have not "
     "but can all we one more time will if about which out when so up what use your how said "
     "each she do their there other many then them these some her would make like him into"
-).split()
+).split()  # noqa: SIM905
 END_TOKEN = "zzend."
 PARAGRAPH_EVERY = 60
 MIXED_PER_KIND = 30  # reasoning chunks and text chunks per turn (``per=N`` overrides)
@@ -99,7 +99,11 @@ def _tool_turns_done(messages: list[dict[str, Any]]) -> int:
 def _usage(messages: list[dict[str, Any]], pieces: list[str]) -> dict[str, int]:
     prompt = max(1, len(json.dumps(messages)) // 4)
     completion = max(1, len("".join(pieces)) // 4)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 def create_app(rate: float, recorder: Recorder) -> Starlette:
@@ -151,10 +155,17 @@ def create_app(rate: float, recorder: Recorder) -> Starlette:
                     {"id": "2", "content": f"step two of turn {turn}", "status": "in_progress"},
                     {"id": "3", "content": "step three", "status": "pending"},
                 ]
-                tool = {"name": "todo", "args": {"todos": todos, "merge": False}, "id": f"call_b{turn}"}
+                tool = {
+                    "name": "todo",
+                    "args": {"todos": todos, "merge": False},
+                    "id": f"call_b{turn}",
+                }
         rate_match = re.search(r"\brate=(\d+(?:\.\d+)?)", last_user)
         req_rate = float(rate_match.group(1)) if rate_match else rate
-        record: dict[str, Any] = {"kind": "text" if text_match else "mixed", "received_at": time.time()}
+        record: dict[str, Any] = {
+            "kind": "text" if text_match else "mixed",
+            "received_at": time.time(),
+        }
         recorder.add(record)
         pieces = [d.get("content") or d.get("reasoning_content") or "" for d in deltas]
         usage = _usage(messages, pieces)
@@ -225,7 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--rate", type=float, default=1000.0, help="chunks per second, 0 = unpaced")
     args = parser.parse_args(argv)
-    uvicorn.run(create_app(args.rate, Recorder()), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(
+        create_app(args.rate, Recorder()), host=args.host, port=args.port, log_level="warning"
+    )
 
 
 if __name__ == "__main__":

@@ -111,7 +111,14 @@ class Report:
     notes: list[str] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)  # raw per-repetition figures
 
-    def add(self, name: str, value: str, target: str = "report", met: bool | None = None, detail: str = "") -> None:
+    def add(
+        self,
+        name: str,
+        value: str,
+        target: str = "report",
+        met: bool | None = None,
+        detail: str = "",
+    ) -> None:
         self.rows.append(Row(name, value, target, met, detail))
 
     def render(self) -> str:
@@ -222,12 +229,16 @@ def _wait_http(url: str, timeout: float, process: subprocess.Popen, logfile: Pat
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{url}: process exited {process.returncode}:\n{logfile.read_text()[-3000:]}")
+            raise RuntimeError(
+                f"{url}: process exited {process.returncode}:\n{logfile.read_text()[-3000:]}"
+            )
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(url, timeout=2).status_code < 500:
                 return
         time.sleep(0.3)
-    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s:\n{logfile.read_text()[-3000:]}")
+    raise RuntimeError(
+        f"{url} did not answer within {timeout:.0f} s:\n{logfile.read_text()[-3000:]}"
+    )
 
 
 def _stop(process: subprocess.Popen | None) -> None:
@@ -312,7 +323,14 @@ class Stack:
         log(f"fake model on :{self.model_port} at {self.rate:g} chunks/s")
         self._start(
             "model",
-            [sys.executable, str(ROOT / "benchmarks" / "fake_model.py"), "--port", str(self.model_port), "--rate", str(self.rate)],
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "fake_model.py"),
+                "--port",
+                str(self.model_port),
+                "--rate",
+                str(self.rate),
+            ],
             f"{self.model_url}/_bench/stats",
             30,
         )
@@ -325,7 +343,15 @@ class Stack:
         log(f"bridge on :{self.bridge_port}")
         self._start(
             "bridge",
-            [sys.executable, "-m", "agent_chat.bridge", "--port", str(self.bridge_port), "--log-level", "warning"],
+            [
+                sys.executable,
+                "-m",
+                "agent_chat.bridge",
+                "--port",
+                str(self.bridge_port),
+                "--log-level",
+                "warning",
+            ],
             f"{self.bridge_url}/health",
             120,
         )
@@ -362,7 +388,9 @@ class Stack:
 
 
 @contextlib.contextmanager
-def stack(rate: float, *, app: bool = True, db_path: Path | None = None, max_active_runs: int = 8) -> Iterator[Stack]:
+def stack(
+    rate: float, *, app: bool = True, db_path: Path | None = None, max_active_runs: int = 8
+) -> Iterator[Stack]:
     with tempfile.TemporaryDirectory(prefix="agent-chat-bench-") as tmp_name:
         tmp = Path(tmp_name)
         db_url = sqlite_url(db_path or tmp / "app.db")
@@ -417,7 +445,12 @@ def assistant_run(db_url: str, session_uuid: str) -> dict[str, Any]:
                 .where(ChatMessage.session_id == chat.id, ChatMessage.role == "ASSISTANT")
                 .order_by(col(ChatMessage.id).desc())
             ).first()
-            return {"run_id": msg.run_id, "status": msg.status, "chars": len(msg.content), "id": msg.id}
+            return {
+                "run_id": msg.run_id,
+                "status": msg.status,
+                "chars": len(msg.content),
+                "id": msg.id,
+            }
     finally:
         engine.dispose()
 
@@ -506,7 +539,9 @@ def parse_common(description: str, argv: list[str] | None = None, extra=None):
     import argparse
 
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--quick", action="store_true", help="a short version (fewer/smaller repetitions)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a short version (fewer/smaller repetitions)"
+    )
     parser.add_argument("--repeat", type=int, default=None, help="repetitions (median reported)")
     if extra:
         extra(parser)
@@ -536,7 +571,9 @@ WATCH_END_JS = """
 """
 
 
-def stream_through_browser(s: Stack, b: Any, message: str, end: str, timeout_s: float = 600) -> dict[str, Any]:
+def stream_through_browser(
+    s: Stack, b: Any, message: str, end: str, timeout_s: float = 600
+) -> dict[str, Any]:
     """Open a new conversation, send `message`, wait until `end` is in the answer's DOM and the
     message is finalised. Returns times (epoch s), websocket bytes and CPU figures."""
     session_uuid = create_chat_session(s.db_url)
@@ -553,10 +590,20 @@ def stream_through_browser(s: Stack, b: Any, message: str, end: str, timeout_s: 
         page.evaluate(WATCH_END_JS, end)
         s.reset_model_stats()
         ws.reset()
-        cpu0 = {"app": tree_cpu(s.app_pid), "bridge": tree_cpu(s.bridge_pid), "chromium": chromium_cpu(), "renderer": renderer_task_seconds(cdp)}
+        cpu0 = {
+            "app": tree_cpu(s.app_pid),
+            "bridge": tree_cpu(s.bridge_pid),
+            "chromium": chromium_cpu(),
+            "renderer": renderer_task_seconds(cdp),
+        }
         sent_at = send(page, message)
         page.wait_for_function("() => window.__bench.doneAt", polling=100, timeout=timeout_s * 1000)
-        cpu1 = {"app": tree_cpu(s.app_pid), "bridge": tree_cpu(s.bridge_pid), "chromium": chromium_cpu(), "renderer": renderer_task_seconds(cdp)}
+        cpu1 = {
+            "app": tree_cpu(s.app_pid),
+            "bridge": tree_cpu(s.bridge_pid),
+            "chromium": chromium_cpu(),
+            "renderer": renderer_task_seconds(cdp),
+        }
         bench = page.evaluate("() => window.__bench")
         ws_at_text = ws.bytes
         page.wait_for_function(

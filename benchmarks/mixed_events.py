@@ -50,7 +50,9 @@ def emit_times(s: h.Stack, run_id: str) -> tuple[dict[str, float], list[dict]]:
     """marker -> bridge `ts` of the first event carrying it; and all events (type, ts)."""
     markers: dict[str, float] = {}
     events = []
-    with httpx.stream("GET", f"{s.bridge_url}/runs/{run_id}/events?last_event_id=0", timeout=60) as response:
+    with httpx.stream(
+        "GET", f"{s.bridge_url}/runs/{run_id}/events?last_event_id=0", timeout=60
+    ) as response:
         kind = None
         for line in response.iter_lines():
             if line.startswith("event:"):
@@ -61,7 +63,9 @@ def emit_times(s: h.Stack, run_id: str) -> tuple[dict[str, float], list[dict]]:
                 if kind in ("text_delta", "reasoning_delta"):
                     found = MARKER.findall(data.get("text", ""))
                 elif kind == "todo_update":
-                    found = MARKER.findall(" ".join(t.get("content", "") for t in data.get("todos") or []))
+                    found = MARKER.findall(
+                        " ".join(t.get("content", "") for t in data.get("todos") or [])
+                    )
                 else:
                     found = []
                 for marker in found:
@@ -94,7 +98,9 @@ def one_run(s: h.Stack, b, turns: int, rate: float, per: int) -> dict:
         if m in seen:
             by_kind.setdefault(m[0], []).append((seen[m] / 1000.0 - ts) * 1000)
     # From the first delta (hermes builds the agent before that) to the terminal event.
-    first = next((e["ts"] for e in events if e["type"] in ("reasoning_delta", "text_delta")), events[0]["ts"])
+    first = next(
+        (e["ts"] for e in events if e["type"] in ("reasoning_delta", "text_delta")), events[0]["ts"]
+    )
     streamed = [e for e in events if e["ts"] >= first]
     span = events[-1]["ts"] - first
     kinds: dict[str, int] = {}
@@ -119,12 +125,20 @@ def main(argv: list[str] | None = None) -> h.Report:
     def extra(p):
         p.add_argument("--turns", type=int, default=None, help="tool turns (default 8, ~10 s)")
         p.add_argument("--per", type=int, default=120, help="reasoning and text chunks per turn")
-        p.add_argument("--rate", type=float, default=210.0, help="model chunks per second (with hermes' tool events: ~200 events/s)")
+        p.add_argument(
+            "--rate",
+            type=float,
+            default=210.0,
+            help="model chunks per second (with hermes' tool events: ~200 events/s)",
+        )
 
     args = h.parse_common(__doc__.splitlines()[0], argv, extra)
     turns = args.turns or (3 if args.quick else 8)
     repeat = args.repeat or (1 if args.quick else 3)
-    report = h.Report("mixed_events", f"mixed events (text, reasoning, tool, todo): {turns} tool turns of 2×{args.per} chunks at {args.rate:g} chunks/s")
+    report = h.Report(
+        "mixed_events",
+        f"mixed events (text, reasoning, tool, todo): {turns} tool turns of 2×{args.per} chunks at {args.rate:g} chunks/s",
+    )
     runs = []
     with h.stack(rate=args.rate) as s, h.browser() as b:
         for i in range(repeat):
@@ -145,7 +159,10 @@ def main(argv: list[str] | None = None) -> h.Report:
         p95 <= 100,
         f"{n}; p50 {h.median([r['p50_ms'] for r in runs]):.0f} ms, max {h.median([r['max_ms'] for r in runs]):.0f} ms; "
         f"p95 by kind (r reasoning, t text, d todo): "
-        + ", ".join(f"{k} {h.median([r['p95_by_kind_ms'].get(k, float('nan')) for r in runs]):.0f} ms" for k in "rtd"),
+        + ", ".join(
+            f"{k} {h.median([r['p95_by_kind_ms'].get(k, float('nan')) for r in runs]):.0f} ms"
+            for k in "rtd"
+        ),
     )
     report.add(
         "event rate at the bridge",
@@ -156,7 +173,9 @@ def main(argv: list[str] | None = None) -> h.Report:
     )
     lost = sum(r["markers_emitted"] - r["markers_seen"] for r in runs)
     report.add("markers never seen in the DOM", str(lost), "0", lost == 0)
-    report.notes.append("figures from a shared 2-core machine: browser, app, bridge and model compete for the cores")
+    report.notes.append(
+        "figures from a shared 2-core machine: browser, app, bridge and model compete for the cores"
+    )
     report.finish()
     return report
 

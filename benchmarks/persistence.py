@@ -36,7 +36,9 @@ from agent_chat.runs.log_codec import event_to_row, seqs_covered  # noqa: E402
 
 def make_events(count: int) -> list[tuple[str, int, dict]]:
     """A run's events: mostly text deltas, with reasoning, tool calls and TODO updates mixed in."""
-    events: list[tuple[str, int, dict]] = [("run_started", 1, {"session_id": "s", "model": "m", "ts": 0.0})]
+    events: list[tuple[str, int, dict]] = [
+        ("run_started", 1, {"session_id": "s", "model": "m", "ts": 0.0})
+    ]
     for seq in range(2, count):
         phase = seq % 100
         if phase < 20:
@@ -44,12 +46,31 @@ def make_events(count: int) -> list[tuple[str, int, dict]]:
         elif phase == 20:
             events.append(("text_break", seq, {"ts": 0.0}))
         elif phase == 21:
-            events.append(("tool_start", seq, {"call_id": f"c{seq}", "tool": "todo", "args": {"todos": []}, "ts": 0.0}))
+            events.append(
+                (
+                    "tool_start",
+                    seq,
+                    {"call_id": f"c{seq}", "tool": "todo", "args": {"todos": []}, "ts": 0.0},
+                )
+            )
         elif phase == 22:
             todos = [{"id": "1", "content": "step", "status": "completed"}]
             events.append(("todo_update", seq, {"todos": todos, "summary": "1/1", "ts": 0.0}))
         elif phase == 23:
-            events.append(("tool_end", seq, {"call_id": f"c{seq - 2}", "tool": "todo", "result": "ok", "duration_ms": 3, "is_error": False, "ts": 0.0}))
+            events.append(
+                (
+                    "tool_end",
+                    seq,
+                    {
+                        "call_id": f"c{seq - 2}",
+                        "tool": "todo",
+                        "result": "ok",
+                        "duration_ms": 3,
+                        "is_error": False,
+                        "ts": 0.0,
+                    },
+                )
+            )
         else:
             events.append(("text_delta", seq, {"text": f"word{seq} ", "ts": 0.0}))
     events.append(("run_completed", count, {"final_text": "", "usage": {}, "ts": 0.0}))
@@ -62,7 +83,12 @@ def fresh_db(tmp: Path, name: str):
     with open_session(engine) as session:
         chat = sessions.create_session(session=session, title="bench")
         user = messages.append_message(
-            session=session, chat_session_id=chat.id, parent_id=None, role=MessageRole.USER, content="q", status=MessageStatus.SENT
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=None,
+            role=MessageRole.USER,
+            content="q",
+            status=MessageStatus.SENT,
         )
         assistant = messages.append_message(
             session=session,
@@ -111,7 +137,9 @@ def per_event(engine, message_id: int, events) -> dict:
     t0 = time.perf_counter()
     for kind, seq, data in events:
         with open_session(engine) as session:
-            logs.append_logs(session=session, message_id=message_id, rows=[event_to_row(kind, seq, data)])
+            logs.append_logs(
+                session=session, message_id=message_id, rows=[event_to_row(kind, seq, data)]
+            )
     return {"seconds": time.perf_counter() - t0, "flushes": len(events)}
 
 
@@ -137,7 +165,9 @@ def main(argv: list[str] | None = None) -> h.Report:
             p["missing"], p["dups"], p["rows"] = coverage(engine, mid, count)
             engine.dispose()
             runs.append({"batch": b, "per_event": p})
-            h.log(f"repetition {i + 1}/{repeat}: batch {b['seconds']:.3f} s ({b['rows']} rows), per event {p['seconds']:.2f} s")
+            h.log(
+                f"repetition {i + 1}/{repeat}: batch {b['seconds']:.3f} s ({b['rows']} rows), per event {p['seconds']:.2f} s"
+            )
     report.runs = runs
     bs = h.median([r["batch"]["seconds"] for r in runs])
     ps = h.median([r["per_event"]["seconds"] for r in runs])
@@ -153,7 +183,9 @@ def main(argv: list[str] | None = None) -> h.Report:
         f"({count / ps:,.0f} events/s, {runs[0]['per_event']['rows']:,} rows)",
     )
     report.add("#6 seqs missing or duplicated (both variants, all runs)", str(lost), "0", lost == 0)
-    report.notes.append("SQLite file in a temp dir, WAL, synchronous at SQLite's default (the app's engine settings); shared 2-core machine")
+    report.notes.append(
+        "SQLite file in a temp dir, WAL, synchronous at SQLite's default (the app's engine settings); shared 2-core machine"
+    )
     report.finish()
     return report
 

@@ -48,8 +48,28 @@ def populate(engine, count: int) -> None:
                 "updated_at": at,
             }
         )
-        msgs.append({"session_id": i, "role": "USER", "content": f"question {i} lorem ipsum", "status": "SENT", "is_active": True, "branch_order": 0, "created_at": at})
-        msgs.append({"session_id": i, "role": "ASSISTANT", "content": f"answer {i} " + "dolor sit amet " * 20, "status": "SUCCESS", "is_active": True, "branch_order": 0, "created_at": at})
+        msgs.append(
+            {
+                "session_id": i,
+                "role": "USER",
+                "content": f"question {i} lorem ipsum",
+                "status": "SENT",
+                "is_active": True,
+                "branch_order": 0,
+                "created_at": at,
+            }
+        )
+        msgs.append(
+            {
+                "session_id": i,
+                "role": "ASSISTANT",
+                "content": f"answer {i} " + "dolor sit amet " * 20,
+                "status": "SUCCESS",
+                "is_active": True,
+                "branch_order": 0,
+                "created_at": at,
+            }
+        )
     with open_session(engine) as session:
         session.execute(insert(ChatSession), rows)
         session.execute(insert(ChatMessage), msgs)
@@ -90,22 +110,68 @@ def main(argv: list[str] | None = None) -> h.Report:
         refresh, _ = timed(engine, sidebar_refresh, repeat)
         second, _ = timed(engine, sessions.list_sessions, repeat, limit=50, offset=50)
         archived, _ = timed(engine, sessions.list_sessions, repeat, limit=50, include_archived=True)
-        search, hits = timed(engine, sessions.list_sessions, max(5, repeat // 10), limit=51, search="dolor")
-        search_miss, _ = timed(engine, sessions.list_sessions, max(5, repeat // 10), limit=51, search="zebra")
+        search, hits = timed(
+            engine, sessions.list_sessions, max(5, repeat // 10), limit=51, search="dolor"
+        )
+        search_miss, _ = timed(
+            engine, sessions.list_sessions, max(5, repeat // 10), limit=51, search="zebra"
+        )
         with open_session(engine) as session:
-            plan = session.connection().exec_driver_sql(
-                "EXPLAIN QUERY PLAN SELECT * FROM chat_session WHERE status = 'ACTIVE' "
-                "ORDER BY last_message_at DESC, id DESC LIMIT 50"
-            ).all()
+            plan = (
+                session.connection()
+                .exec_driver_sql(
+                    "EXPLAIN QUERY PLAN SELECT * FROM chat_session WHERE status = 'ACTIVE' "
+                    "ORDER BY last_message_at DESC, id DESC LIMIT 50"
+                )
+                .all()
+            )
         engine.dispose()
-    report.runs = [{"insert_s": insert_s, "first_ms": first, "refresh_ms": refresh, "second_ms": second, "archived_ms": archived, "search_ms": search, "search_miss_ms": search_miss}]
-    report.add("#7 list_sessions(limit=50), first page", f"{first:.2f} ms", "≤ 50 ms", first <= 50, f"median of {repeat}; {size} rows")
-    report.add("sidebar refresh (51 rows + open questions)", f"{refresh:.2f} ms", "report", None, f"median of {repeat}")
+    report.runs = [
+        {
+            "insert_s": insert_s,
+            "first_ms": first,
+            "refresh_ms": refresh,
+            "second_ms": second,
+            "archived_ms": archived,
+            "search_ms": search,
+            "search_miss_ms": search_miss,
+        }
+    ]
+    report.add(
+        "#7 list_sessions(limit=50), first page",
+        f"{first:.2f} ms",
+        "≤ 50 ms",
+        first <= 50,
+        f"median of {repeat}; {size} rows",
+    )
+    report.add(
+        "sidebar refresh (51 rows + open questions)",
+        f"{refresh:.2f} ms",
+        "report",
+        None,
+        f"median of {repeat}",
+    )
     report.add("next page (offset 50)", f"{second:.2f} ms", "report", None, f"median of {repeat}")
-    report.add("first page incl. archived", f"{archived:.2f} ms", "report", None, f"median of {repeat}")
-    report.add("search, matches every session", f"{search:.1f} ms", "report", None, f"median of {max(5, repeat // 10)}; {hits} rows")
-    report.add("search, matches none (scans all)", f"{search_miss:.1f} ms", "report", None, f"median of {max(5, repeat // 10)}; 20,000 messages scanned")
-    report.notes.append(f"bulk insert of {args.sessions:,} sessions + {2 * args.sessions:,} messages: {insert_s:.2f} s")
+    report.add(
+        "first page incl. archived", f"{archived:.2f} ms", "report", None, f"median of {repeat}"
+    )
+    report.add(
+        "search, matches every session",
+        f"{search:.1f} ms",
+        "report",
+        None,
+        f"median of {max(5, repeat // 10)}; {hits} rows",
+    )
+    report.add(
+        "search, matches none (scans all)",
+        f"{search_miss:.1f} ms",
+        "report",
+        None,
+        f"median of {max(5, repeat // 10)}; 20,000 messages scanned",
+    )
+    report.notes.append(
+        f"bulk insert of {args.sessions:,} sessions + {2 * args.sessions:,} messages: {insert_s:.2f} s"
+    )
     report.notes.append("query plan of the first page: " + "; ".join(str(r[-1]) for r in plan))
     report.notes.append("shared 2-core machine")
     report.finish()

@@ -32,7 +32,9 @@ def main(argv: list[str] | None = None) -> h.Report:
     tokens = args.tokens or (5000 if args.quick else 20000)
     repeat = args.repeat or (1 if args.quick else 3)
     answer_bytes = len(answer_text(tokens).encode())
-    report = h.Report("stream_cost", f"{tokens:,}-token answer at {args.rate:g} tokens/s through the browser")
+    report = h.Report(
+        "stream_cost", f"{tokens:,}-token answer at {args.rate:g} tokens/s through the browser"
+    )
     runs = []
     with h.stack(rate=args.rate) as s, h.browser() as b:
         for i in range(repeat):
@@ -102,7 +104,9 @@ def main(argv: list[str] | None = None) -> h.Report:
             "the DOM text (whitespace removed) differs in length from the answer: "
             f"{[r['dom_chars_no_ws'] for r in runs]} vs {len(''.join(answer_text(tokens).split()))}"
         )
-    report.notes.append("figures from a shared 2-core machine: browser, app, bridge and model compete for the cores")
+    report.notes.append(
+        "figures from a shared 2-core machine: browser, app, bridge and model compete for the cores"
+    )
     report.finish()
     return report
 

@@ -28,11 +28,18 @@ TERMINAL = {"run_completed", "run_failed", "run_stopped"}
 
 async def read_floor(s: h.Stack, message: str) -> dict:
     """POST /runs, then read the SSE stream until the answer's last token; times in seconds."""
-    async with httpx.AsyncClient(base_url=s.bridge_url, timeout=httpx.Timeout(600, connect=10)) as client:
+    async with httpx.AsyncClient(
+        base_url=s.bridge_url, timeout=httpx.Timeout(600, connect=10)
+    ) as client:
         t0 = time.time()
         response = await client.post(
             "/runs",
-            json={"session_id": uuid.uuid4().hex, "message": message, "history": [], "model": s.model_spec()},
+            json={
+                "session_id": uuid.uuid4().hex,
+                "message": message,
+                "history": [],
+                "model": s.model_spec(),
+            },
         )
         response.raise_for_status()
         run_id = response.json()["run_id"]
@@ -41,7 +48,11 @@ async def read_floor(s: h.Stack, message: str) -> dict:
         async with aconnect_sse(client, "GET", f"/runs/{run_id}/events") as source:
             async for sse in source.aiter_sse():
                 events += 1
-                if text_at is None and sse.event == "text_delta" and END_TOKEN in json.loads(sse.data).get("text", ""):
+                if (
+                    text_at is None
+                    and sse.event == "text_delta"
+                    and END_TOKEN in json.loads(sse.data).get("text", "")
+                ):
                     text_at = time.time()
                 if sse.event in TERMINAL:
                     end_at = time.time()
@@ -72,7 +83,9 @@ def main(argv: list[str] | None = None) -> h.Report:
             r["to_text_s"] = r["done_at"] - r["sent_at"]
             r["model_s"] = r["last_token_at"] - r["first_token_at"]
             browsers.append(r)
-            h.log(f"  floor {f['to_text_s']:.2f} s, browser {r['to_text_s']:.2f} s (model sent for {r['model_s']:.2f} s)")
+            h.log(
+                f"  floor {f['to_text_s']:.2f} s, browser {r['to_text_s']:.2f} s (model sent for {r['model_s']:.2f} s)"
+            )
     report.runs = [{"floor": f, "browser": r} for f, r in zip(floors, browsers, strict=False)]
     floor_s = h.median([f["to_text_s"] for f in floors])
     browser_s = h.median([r["to_text_s"] for r in browsers])
@@ -92,7 +105,9 @@ def main(argv: list[str] | None = None) -> h.Report:
         "report",
         None,
     )
-    report.notes.append("figures from a shared 2-core machine: browser, app, bridge and model compete for the cores")
+    report.notes.append(
+        "figures from a shared 2-core machine: browser, app, bridge and model compete for the cores"
+    )
     report.finish()
     return report
 
