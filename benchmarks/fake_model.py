@@ -49,11 +49,12 @@ from tests.fakes.model_server import (  # noqa: E402
     create_fake_model_app,
 )
 
-WORDS = (
+_WORD_TEXT = (
     "the of and to in is it that for on with as was at by this be are from or an have not "
     "but can all we one more time will if about which out when so up what use your how said "
     "each she do their there other many then them these some her would make like him into"
-).split()  # noqa: SIM905
+)
+WORDS = _WORD_TEXT.split()
 END_TOKEN = "zzend."
 PARAGRAPH_EVERY = 60
 MIXED_PER_KIND = 30  # reasoning chunks and text chunks per turn (``per=N`` overrides)
