@@ -63,6 +63,10 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {mem_kb / 1024 / 1024:.1f} GiB RAM, Python {platform.python_version()}"
 
 
+def load() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def commit() -> str:
     def git(*args: str) -> str:
         return subprocess.run(
@@ -142,6 +146,7 @@ class Report:
         lines.append(f"commit:  {commit()}")
         lines.append(f"command: {command()}")
         lines.append(f"when:    {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+        lines.append(f"load:    {load()} (1/5/15-min load average when the benchmark ended)")
         return "\n".join(lines)
 
     def finish(self) -> None:
@@ -158,6 +163,7 @@ class Report:
             "commit": commit(),
             "command": command(),
             "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "load": load(),
         }
         (RESULTS_DIR / f"{self.benchmark}.json").write_text(json.dumps(data, indent=2) + "\n")
 
