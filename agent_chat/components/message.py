@@ -6,10 +6,12 @@ import reflex as rx
 
 from agent_chat.components.askfor import askfor_panel
 from agent_chat.components.common import safe_markdown, tid
+from agent_chat.components.stream_text import stream_text
 from agent_chat.components.thinking import (
     answered_questions,
     current_tool,
     live_status,
+    live_thinking_stream,
     thinking_stream,
     todo_list,
     tool_history,
@@ -161,15 +163,17 @@ def _live_body() -> rx.Component:
         live_status(ChatState.live_status),
         rx.cond(~ChatState.live_waiting, current_tool(ChatState.live_tool)),
         todo_list(ChatState.live_todos),
-        thinking_stream(ChatState.live_thinking, open_=True),
+        live_thinking_stream(),
         tool_history(ChatState.live_tools),
-        rx.cond(
-            ChatState.live_answer != "",
-            rx.box(
-                safe_markdown(ChatState.live_answer),
-                custom_attrs=tid("message-content"),
-                width="100%",
+        rx.box(
+            stream_text(
+                stream_id=ChatState.live_answer_id,
+                initial=ChatState.live_answer_seed,
+                markdown=True,
+                class_name="md stream-md",
             ),
+            custom_attrs=tid("message-content"),
+            width="100%",
         ),
         spacing="2",
         width="100%",

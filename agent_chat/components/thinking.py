@@ -125,6 +125,30 @@ def thinking_stream(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
     )
 
 
+def live_thinking_stream() -> rx.Component:
+    """① while the run goes: open, scrolled to its end, fed with deltas."""
+    from agent_chat.components.stream_text import stream_text
+    from agent_chat.state.chat import ChatState
+
+    return rx.el.details(
+        rx.el.summary(
+            rx.text("Thinking", size="1", weight="bold", color_scheme="gray", as_="span")
+        ),
+        rx.auto_scroll(
+            stream_text(
+                stream_id=ChatState.live_thinking_id,
+                initial=ChatState.live_thinking_seed,
+                markdown=False,
+                class_name="thinking-text",
+            ),
+            class_name="thinking-scroll",
+            custom_attrs=tid("thinking-stream"),
+        ),
+        open=True,
+        class_name="panel-block live-thinking",
+    )
+
+
 def live_status(text: rx.Var) -> rx.Component:
     return rx.hstack(
         rx.box(class_name="pulse-dot"),

@@ -39,6 +39,7 @@ class RunView:
     """Everything the thinking panel and the answer show for one run."""
 
     answer: str = ""  # the text segment that is (so far) the final answer
+    segment: int = 0  # how many text segments moved to ① (the answer restarts each time)
     thinking: str = ""  # ① reasoning and text segments that were followed by tool calls
     status: str = ""  # ② live status
     status_priority: int = -1
@@ -128,7 +129,9 @@ def _text_delta(view: RunView, e: dict, ts: float | None) -> RunView:
 
 def _text_break(view: RunView, e: dict, ts: float | None) -> RunView:
     # The segment before tool calls was the agent talking to itself: it moves to ①.
-    return replace(view, thinking=_append(view.thinking, view.answer), answer="")
+    return replace(
+        view, thinking=_append(view.thinking, view.answer), answer="", segment=view.segment + 1
+    )
 
 
 def _reasoning_delta(view: RunView, e: dict, ts: float | None) -> RunView:

@@ -8,16 +8,18 @@ import logging
 import reflex as rx
 
 from agent_chat import routes
+from agent_chat.components.stream_text import append_script
 from agent_chat.db import logs, model_configs, sessions
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.errors import StoreError
 from agent_chat.db.messages import switch_version
 from agent_chat.runs.client import BridgeError
+from agent_chat.runs.live_text import LiveText
 from agent_chat.runs.log_codec import row_to_event
 from agent_chat.runs.manager import LiveRun, RunRefused
-from agent_chat.runs.reducer import replay
+from agent_chat.runs.reducer import RunView, replay
 from agent_chat.skills import list_skills
-from agent_chat.state.base import AppState, client_connected
+from agent_chat.state.base import AppState, client_sid
 from agent_chat.state.rows import (
     MessageRow,
     ModelRow,
@@ -64,11 +66,15 @@ class ChatState(AppState):
     # The run of this conversation that is going now (if any).
     live_run_id: str = ""
     live_message_id: int = 0
-    live_answer: str = ""
+    # The growing texts are not state vars (resending them per update costs the square of
+    # the answer): the page gets a seed here when it attaches, then only new text.
+    live_answer_id: str = ""
+    live_answer_seed: str = ""
+    live_thinking_id: str = ""
+    live_thinking_seed: str = ""
     live_status: str = ""
     live_waiting: bool = False
     live_reconnecting: bool = False
-    live_thinking: str = ""
     live_tool: ToolRow | None = None  # the tool running now
     live_tools: list[ToolRow] = []
     live_todos: list[TodoRow] = []
@@ -116,11 +122,13 @@ class ChatState(AppState):
     def _clear_live(self) -> None:
         self.live_run_id = ""
         self.live_message_id = 0
-        self.live_answer = ""
+        self.live_answer_id = ""
+        self.live_answer_seed = ""
+        self.live_thinking_id = ""
+        self.live_thinking_seed = ""
         self.live_status = ""
         self.live_waiting = False
         self.live_reconnecting = False
-        self.live_thinking = ""
         self.live_tool = None
         self.live_tools = []
         self.live_todos = []
@@ -192,6 +200,14 @@ class ChatState(AppState):
         self._show_live(live)
         return True
 
+    def _seed(self, text: LiveText, view: RunView, *, answer_only: bool = False) -> None:
+        """Hand the page the texts so far (whole); later updates carry only new text."""
+        if answer_only:
+            self.live_answer_seed = text.seed_answer(view)
+        else:
+            self.live_answer_seed, self.live_thinking_seed = text.seed(view)
+        self.live_answer_id, self.live_thinking_id = text.answer_id, text.thinking_id
+
     def _set(self, name: str, value: object) -> None:
         # Assigning marks a var dirty and resends it whole: only assign what changed.
         if getattr(self, name) != value:
@@ -199,11 +215,9 @@ class ChatState(AppState):
 
     def _show_live(self, live: LiveRun) -> None:
         view = live.view
-        self._set("live_answer", view.answer)
         self._set("live_status", view.status)
         self._set("live_waiting", view.state == "waiting_input")
         self._set("live_reconnecting", live.reconnecting)
-        self._set("live_thinking", view.thinking)
         current = view.current_tool
         self._set("live_tool", tool_row(current) if current and not current.done else None)
         self._set("live_tools", [tool_row(t) for t in view.tools])
@@ -398,23 +412,39 @@ class ChatState(AppState):
 
     @rx.event(background=True)
     async def follow_run(self):
-        """Mirror the run's view into this tab, coalesced, until the run ends."""
+        """Mirror the run into this tab until it ends: small vars through the state, the
+        growing texts as deltas (`rx.call_script`), at most one update per 50 ms."""
+        runs = self.svc().runs
         async with self:
             self._follow_gen += 1
             gen = self._follow_gen
             run_id = self.live_run_id
             token = self.router.session.client_token
-        runs = self.svc().runs
-        live = runs.live(run_id)
+            live = runs.live(run_id)
+            if live is not None:
+                text = LiveText(live.message_id)
+                self._seed(text, live.view)
+        sid = client_sid(token)
         while live is not None and runs.live(run_id) is live:
             changed = await live.wait_changed(timeout=15)
-            if not changed and not client_connected(token):
+            now_sid = client_sid(token)
+            if not changed and now_sid is None:
                 return  # the tab is gone; a reload re-attaches through load_chat
             await asyncio.sleep(COALESCE_S)
+            view = live.view
             async with self:
                 if self._follow_gen != gen or self.live_run_id != run_id:
                     return  # switched session, or a newer follower took over
                 self._show_live(live)
+                if now_sid is not None and now_sid != sid:
+                    # Reconnected: chunks sent meanwhile were dropped, so start over whole.
+                    sid = now_sid
+                    self._seed(text, view)
+                elif text.needs_answer_seed(view):
+                    self._seed(text, view, answer_only=True)
+            chunks = text.chunks(view)
+            if chunks:
+                yield rx.call_script(";".join(append_script(c) for c in chunks))
         async with self:
             if self._follow_gen != gen or self.live_run_id != run_id:
                 return

@@ -151,6 +151,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 @pytest.fixture(scope="session")
 def browser():
+    from playwright.sync_api import expect
+
+    # CI machines have 2 cores shared with the app, the bridge and the fake model.
+    expect.set_options(timeout=15_000)
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (./test.sh does)")
     from playwright.sync_api import sync_playwright
