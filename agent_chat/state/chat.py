@@ -45,12 +45,9 @@ PAGE_SIZE = 50  # messages shown when a conversation opens; more on request  # a
 
 
 def _route_session_id(state: rx.State) -> str:
-    params = state.router.page.params or {}
-    value = params.get("session_id")
-    if isinstance(value, str) and value:
-        return value
-    path = str(state.router.url.path or "")
-    return path.rstrip("/").rsplit("/", 1)[-1] if path.startswith("/chat/") else ""
+    """The `[session_id]` of `/chat/[session_id]`, from the URL path."""
+    path = str(state.router.url.path or "").rstrip("/")
+    return path.rsplit("/", 1)[-1] if path.startswith("/chat/") else ""
 
 
 class ChatState(AppState):
