@@ -47,10 +47,22 @@ def default_db_url() -> str:
     return f"sqlite:///{DATA_DIR / 'agent_chat.db'}"
 
 
+def normalize_db_url(url: str) -> str:
+    """`postgresql://` and `postgres://` mean psycopg 3, the PostgreSQL driver we install.
+
+    SQLAlchemy would take `postgresql://` for psycopg2 (not installed) and rejects `postgres://`
+    (the form many hosting services hand out). Other URLs are returned unchanged.
+    """
+    scheme, separator, rest = url.partition("://")
+    if separator and scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    return url
+
+
 def load_settings() -> Settings:
     env = os.environ.get
     return Settings(
-        db_url=env("AGENT_CHAT_DB_URL") or default_db_url(),
+        db_url=normalize_db_url(env("AGENT_CHAT_DB_URL") or default_db_url()),
         bridge_url=(
             env("AGENT_CHAT_BRIDGE_URL") or f"http://127.0.0.1:{DEFAULT_BRIDGE_PORT}"
         ).rstrip("/"),

@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
+
+from agent_chat.config import normalize_db_url
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +48,51 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
+# PostgreSQL text cannot hold NUL (U+0000): psycopg refuses such a string ("PostgreSQL text
+# fields cannot contain NUL (0x00) bytes"), so one NUL in a message, an agent's answer or a
+# tool result (a binary file read by a tool) would fail the whole write, and a run's log batch
+# would never be stored. On PostgreSQL every string parameter has its NULs replaced by U+FFFD
+# (the replacement character) instead; SQLite keeps them.
+NUL_REPLACEMENT = "\ufffd"
+
+
+@cache
+def _nul_free_dumpers() -> list[type]:
+    """psycopg's str dumpers, in its registration order, each replacing NUL first."""
+    from psycopg.types import string
+
+    def nul_free(base: type) -> type:
+        def dump(self: Any, obj: str) -> Any:
+            return base.dump(self, obj.replace("\x00", NUL_REPLACEMENT))
+
+        return type(f"NulFree{base.__name__}", (base,), {"dump": dump})
+
+    names = (
+        "StrBinaryDumperName",
+        "StrBinaryDumperVarchar",
+        "StrBinaryDumper",
+        "StrDumperName",
+        "StrDumperVarchar",
+        "StrDumper",
+        "StrDumperUnknown",  # last: the default for str
+    )
+    return [nul_free(getattr(string, name)) for name in names]
+
+
+def _psycopg_connect(dbapi_connection: Any, _record: Any) -> None:
+    for dumper in _nul_free_dumpers():
+        dbapi_connection.adapters.register_dumper(str, dumper)
+
+
 def make_engine(url: str) -> Engine:
-    """An engine for `url`; SQLite gets its folder, foreign keys, WAL and a busy timeout."""
+    """An engine for `url`; SQLite gets its folder, foreign keys, WAL and a busy timeout,
+    PostgreSQL (psycopg) strings with NUL replaced."""
+    url = normalize_db_url(url)
     if not is_sqlite(url):
-        return create_engine(url, pool_pre_ping=True)
+        engine = create_engine(url, pool_pre_ping=True)
+        if engine.dialect.driver == "psycopg":
+            event.listen(engine, "connect", _psycopg_connect)
+        return engine
     ensure_sqlite_dir(url)
     # Reflex and the run manager use the engine from several threads.
     engine = create_engine(url, connect_args={"check_same_thread": False})
@@ -65,6 +109,7 @@ def migrate(url: str) -> None:
     from alembic import command
     from alembic.config import Config
 
+    url = normalize_db_url(url)
     ensure_sqlite_dir(url)
     config = Config(str(ALEMBIC_INI))
     config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
