@@ -14,7 +14,7 @@ from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import InvalidTree, NotFound
-from agent_chat.db.models import ChatMessage, MessageRole, MessageStatus, utcnow
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus, utcnow
 from agent_chat.db.sessions import touch_session
 
 log = logging.getLogger(__name__)
@@ -210,10 +210,13 @@ def history_for(
     - The path is `parent_id` and its ancestors, root first. For a parent on the active branch
       this is the active branch up to the parent; for regenerate/edit it is exactly the branch
       being continued. `parent_id=None` (a new root) gives [].
-    - The latest RESET marker or SUMMARY on that path wins: a RESET drops itself and everything
-      before it; a SUMMARY drops everything before it and is sent first as
-      `{"role": "user", "content": "[Summary of the earlier conversation]\\n<summary>"}`
-      (a user turn, because OpenAI-style APIs put system text only at the start).
+    - A RESET marker drops itself and everything before it.
+    - A SUMMARY (hermes compacted the context during a run; it is stored right after that
+      run's answer) stands for everything before the turn it was made in: the summary goes
+      first, as `{"role": "user", "content": "[Summary of the earlier conversation]\n..."}`
+      (a user turn, because OpenAI-style APIs put system text only at the start), then that
+      turn's question and answer verbatim (hermes keeps the latest messages too), then what
+      follows. Only the latest summary after the latest reset counts.
     - USER messages are sent as "user"; ASSISTANT messages as "assistant" when SUCCESS, or
       STOPPED (the part the user saw). FAILED/RUNNING answers and empty texts are left out,
       so two user turns may follow each other; the model APIs accept that.
@@ -221,32 +224,39 @@ def history_for(
     if parent_id is None:
         return []
     path = _ancestors(session, chat_session_id, parent_id)
-    start = 0
+    cut, summary_at = 0, None
     for index, message in enumerate(path):
         if message.status == MessageStatus.RESET.value:
-            start = index + 1
+            cut, summary_at = index + 1, None
         elif (
             message.role == MessageRole.SYSTEM.value
             and message.status == MessageStatus.SUMMARY.value
         ):
-            start = index
-    history: list[dict[str, str]] = []
-    for message in path[start:]:
+            summary_at = index
+    if summary_at is None:
+        return _as_turns(path[cut:])
+    summary = path[summary_at]
+    turn = path[max(cut, summary_at - 2) : summary_at]
+    return [
+        {"role": "user", "content": SUMMARY_PREFIX + summary.content},
+        *_as_turns(turn + path[summary_at + 1 :]),
+    ]
+
+
+def _as_turns(path: list[ChatMessage]) -> list[dict[str, str]]:
+    """User and answered assistant messages as chat turns (markers and failures left out)."""
+    turns: list[dict[str, str]] = []
+    for message in path:
         if not message.content.strip():
             continue
         if message.role == MessageRole.USER.value:
-            history.append({"role": "user", "content": message.content})
+            turns.append({"role": "user", "content": message.content})
         elif message.role == MessageRole.ASSISTANT.value and message.status in (
             MessageStatus.SUCCESS.value,
             MessageStatus.STOPPED.value,
         ):
-            history.append({"role": "assistant", "content": message.content})
-        elif (
-            message.status == MessageStatus.SUMMARY.value
-            and message.role == MessageRole.SYSTEM.value
-        ):
-            history.append({"role": "user", "content": SUMMARY_PREFIX + message.content})
-    return history
+            turns.append({"role": "assistant", "content": message.content})
+    return turns
 
 
 def set_active(*, session: Session, message_id: int) -> None:
@@ -306,3 +316,24 @@ def switch_version(*, session: Session, message_id: int, step: int) -> ChatMessa
     target = group[max(0, min(len(group) - 1, index + step))]
     set_active(session=session, message_id=target.id)
     return target
+
+
+def add_summary(*, session: Session, after_message_id: int, summary: str) -> ChatMessage:
+    """Store hermes' compaction summary right after the answer of the run that made it.
+
+    Later runs under it get the summary instead of what it replaced (see `history_for`).
+    """
+    answer = _require(session, after_message_id)
+    marker = append_message(
+        session=session,
+        chat_session_id=answer.session_id,
+        parent_id=answer.id,
+        role=MessageRole.SYSTEM,
+        content=summary,
+        status=MessageStatus.SUMMARY,
+    )
+    chat = session.get(ChatSession, answer.session_id)
+    chat.last_summarized_at = utcnow()
+    session.add(chat)
+    session.flush()
+    return marker

@@ -110,6 +110,9 @@ def _public_model(model: Any) -> dict[str, Any]:
     body = {"base_url": model.base_url, "api_key": model.api_key or "", "model": model.model_name}
     if model.context_length:
         body["context_length"] = model.context_length
+        # hermes' "custom" provider asks for 65,536 output tokens unless told otherwise, more
+        # than a small window holds; an eighth of the window leaves room for the context.
+        body["max_tokens"] = max(1024, model.context_length // 8)
     return body
 
 
@@ -438,17 +441,16 @@ class RunManager:
         usage = view.usage or {}
         try:
             await self.storage.call(
-                messages.finish_message,
+                _finalise,
                 message_id=live.message_id,
+                run_id=live.run_id,
                 content=view.answer,
                 status=status,
                 error=error or view.error,
-                input_tokens=usage.get("input_tokens"),
-                output_tokens=usage.get("output_tokens"),
-                total_tokens=usage.get("total_tokens"),
+                usage=usage,
+                summary=view.compactions[-1] if view.compactions else None,
+                abandon_questions=status != MessageStatus.SUCCESS,
             )
-            if status != MessageStatus.SUCCESS and view.clarify is not None:
-                await self.storage.call(pauses.abandon_pauses, run_id=live.run_id)
         except StoreError:
             log.exception("finalising message %s failed", live.message_id)
         if error and view.state not in ("failed", "stopped", "succeeded"):
@@ -464,6 +466,35 @@ class RunManager:
                 logs.append_logs(session=session, message_id=message_id, rows=rows)
 
         self.storage.call_sync(write)
+
+
+def _finalise(
+    *,
+    session: Any,
+    message_id: int,
+    run_id: str,
+    content: str,
+    status: MessageStatus,
+    error: str | None,
+    usage: dict[str, int],
+    summary: str | None,
+    abandon_questions: bool,
+) -> None:
+    """The run's outcome in one transaction: the answer, a compaction summary, open questions."""
+    messages.finish_message(
+        session=session,
+        message_id=message_id,
+        content=content,
+        status=status,
+        error=error,
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        total_tokens=usage.get("total_tokens"),
+    )
+    if summary:
+        messages.add_summary(session=session, after_message_id=message_id, summary=summary)
+    if abandon_questions:
+        pauses.abandon_pauses(session=session, run_id=run_id)
 
 
 def _resolve_model(session: Any, chosen: int | None, session_model: int | None) -> Any:

@@ -87,17 +87,23 @@ def test_a_reset_marker_cuts_everything_before_it(session: Session, chat: ChatSe
     ]
 
 
-def test_a_summary_stands_for_what_came_before_it(session: Session, chat: ChatSession) -> None:
+def test_a_summary_stands_for_what_came_before_the_turn_it_was_made_in(
+    session: Session, chat: ChatSession
+) -> None:
     *_, last = _chain(
         session,
         chat,
         ("USER", "SENT", "old question"),
         ("ASSISTANT", "SUCCESS", "old answer"),
+        ("USER", "SENT", "question of the compacting run"),
+        ("ASSISTANT", "SUCCESS", "its answer"),
         ("SYSTEM", "SUMMARY", "They talked about X."),
         ("USER", "SENT", "new question"),
     )
     assert history_for(session=session, chat_session_id=chat.id, parent_id=last.id) == [
         {"role": "user", "content": "[Summary of the earlier conversation]\nThey talked about X."},
+        {"role": "user", "content": "question of the compacting run"},
+        {"role": "assistant", "content": "its answer"},
         {"role": "user", "content": "new question"},
     ]
 
@@ -114,10 +120,12 @@ def test_the_latest_of_reset_and_summary_wins(session: Session, chat: ChatSessio
         ("SYSTEM", "SUMMARY", "sum 2"),
         ("ASSISTANT", "SUCCESS", "d"),
     )
+    # The turn before "sum 2" stops at the reset: only "c" is kept verbatim.
     assert history_for(
         session=session, chat_session_id=chat.id, parent_id=summary_then_reset[-1].id
     ) == [
         {"role": "user", "content": "[Summary of the earlier conversation]\nsum 2"},
+        {"role": "user", "content": "c"},
         {"role": "assistant", "content": "d"},
     ]
     # Up to the reset marker itself: nothing before it is sent.
