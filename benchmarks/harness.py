@@ -68,16 +68,19 @@ def load() -> str:
 
 
 def commit() -> str:
+    """The checkout's commit, and the last commit that changed the app's code (what is measured)."""
+
     def git(*args: str) -> str:
         return subprocess.run(
             ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
         ).stdout.strip()
 
+    app_paths = ("agent_chat", "rxconfig.py", "alembic", "assets", "requirements.txt")
     sha = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    app = git("log", "-1", "--format=%h %s", "--", *app_paths)
     # Only the app's code matters for the figures; benchmark edits do not make it "dirty".
-    dirty = git("status", "--porcelain", "--", "agent_chat", "rxconfig.py", "alembic")
-    subject = git("log", "-1", "--format=%s")
-    return f"{sha}{' (+ uncommitted app changes)' if dirty else ''} {subject[:70]!r}"
+    dirty = git("status", "--porcelain", "--", *app_paths)
+    return f"{sha} (app code as of {app[:80]!r}){' + uncommitted app changes' if dirty else ''}"
 
 
 def command() -> str:

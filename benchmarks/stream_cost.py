@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> h.Report:
         "≤ 2 ×",
         ws <= 2,
         f"{n}; answer {answer_bytes:,} B; received {med('ws_bytes_total'):,.0f} B in {med('ws_frames_total'):,.0f} frames "
-        f"(until the full text was in the DOM: {med('ws_ratio_at_text'):,.1f} ×; the rest is the final sync)",
+        "(includes the final sync of the finished message)",
     )
     lag = med("lag_s")
     report.add(
