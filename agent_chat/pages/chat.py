@@ -7,6 +7,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.components.composer import composer
 from agent_chat.components.layout import app_frame
+from agent_chat.components.memory import memory_drawer
 from agent_chat.components.message import message
 from agent_chat.state.chat import ChatState
 
@@ -67,6 +68,7 @@ def _header() -> rx.Component:
             flex="1",
         ),
         _export_buttons(),
+        memory_drawer(),
         _reset_button(),
         align="center",
         class_name="chat-header",
