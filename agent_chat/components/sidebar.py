@@ -24,6 +24,13 @@ def _badge(row: SessionRow) -> rx.Component:
                 content="Waiting for your answer",
             ),
         ),
+        (
+            "unread",
+            rx.tooltip(
+                rx.box(class_name="unread-dot", custom_attrs=tid("session-unread")),
+                content="Finished while you were away",
+            ),
+        ),
         rx.fragment(),
     )
 

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from uuid import uuid4
 
+import sqlalchemy as sa
 from sqlalchemy import DateTime, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
@@ -91,6 +92,8 @@ class ChatSession(SQLModel, table=True):
     # The hermes-agent session id; replaced on reset so the agent forgets.
     hermes_session: str = Field(default_factory=new_uuid)
     status: str = SessionStatus.ACTIVE.value
+    # A run finished while nobody was looking at the conversation.
+    unread: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     last_summarized_at: datetime | None = Field(default=None, sa_type=DateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     last_message_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)

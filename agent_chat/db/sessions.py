@@ -181,3 +181,12 @@ def new_hermes_session(*, session: Session, session_id: int) -> str:
     session.add(chat)
     session.flush()
     return chat.hermes_session
+
+
+def set_unread(*, session: Session, session_id: int, unread: bool) -> None:
+    """Flag (or clear) a finished run the person has not looked at yet."""
+    chat = _require(session, session_id)
+    if chat.unread != unread:
+        chat.unread = unread
+        session.add(chat)
+        session.flush()

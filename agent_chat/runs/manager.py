@@ -125,6 +125,7 @@ class RunManager:
         self._runs: dict[str, LiveRun] = {}
         self._lock = asyncio.Lock()
         self._activity = asyncio.Event()
+        self._session_versions: dict[str, int] = {}
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -166,7 +167,12 @@ class RunManager:
         except TimeoutError:
             return False
 
-    def _signal_activity(self) -> None:
+    def session_version(self, session_uuid: str) -> int:
+        """Grows each time a run of this session starts, ends or starts/stops waiting."""
+        return self._session_versions.get(session_uuid, 0)
+
+    def _signal_activity(self, session_uuid: str) -> None:
+        self._session_versions[session_uuid] = self._session_versions.get(session_uuid, 0) + 1
         self._activity.set()
         self._activity = asyncio.Event()
 
@@ -244,7 +250,7 @@ class RunManager:
                 session_uuid=plan.session_uuid,
             )
             self._runs[run_id] = live
-        self._signal_activity()
+        self._signal_activity(plan.session_uuid)
         started = StartedRun(run_id, prepared.user_id, prepared.assistant_id)
         try:
             await self.client.start_run(
@@ -424,7 +430,7 @@ class RunManager:
             )
         live.bump()
         if was_waiting != (live.view.state == "waiting_input"):
-            self._signal_activity()
+            self._signal_activity(live.session_uuid)
 
     async def _flush_quietly(self) -> None:
         try:
@@ -458,7 +464,7 @@ class RunManager:
         self._runs.pop(live.run_id, None)
         live.reconnecting = False
         live.bump()
-        self._signal_activity()
+        self._signal_activity(live.session_uuid)
 
     def _write_logs(self, batch: dict[int, list[LogRow]]) -> None:
         def write(*, session: Any) -> None:
@@ -493,6 +499,9 @@ def _finalise(
     )
     if summary:
         messages.add_summary(session=session, after_message_id=message_id, summary=summary)
+    # Unread until a tab shows the conversation (the tab that watched the run clears it).
+    answer = messages.get_message(session=session, message_id=message_id)
+    sessions.set_unread(session=session, session_id=answer.session_id, unread=True)
     if abandon_questions:
         pauses.abandon_pauses(session=session, run_id=run_id)
 

@@ -87,6 +87,7 @@ class ChatState(AppState):
     selected_skill: str = NO_SKILL
 
     _follow_gen: int = 0
+    _seen_version: int = 0  # RunManager.session_version when this tab last synced
 
     @rx.var
     def running(self) -> bool:
@@ -148,11 +149,12 @@ class ChatState(AppState):
     @rx.event
     async def load_chat(self):
         session_uuid = _route_session_id(self)
-        await self._load_common()
         self.composer_error = ""
         if session_uuid != self.current_uuid:
             self.shown_limit, self.editing_id = PAGE_SIZE, 0
-        self.current_uuid = session_uuid
+        self.current_uuid = session_uuid  # first: the sidebar treats it as seen
+        await self._load_common()
+        self._seen_version = self.svc().runs.session_version(session_uuid)
         found = await self._reload_messages()
         self.not_found = not found
         events = [SidebarState.watch]
@@ -175,6 +177,8 @@ class ChatState(AppState):
             self._clear_live()
             return False
         chat = view.chat
+        if chat.unread:  # this tab shows it now: it has been seen
+            await svc.storage.call(sessions.set_unread, session_id=chat.id, unread=False)
         self.title = chat.title
         self.has_earlier = view.has_earlier
         self.messages = [
@@ -227,6 +231,17 @@ class ChatState(AppState):
             self.live_choices = list(clarify.choices) if clarify else []
             self.answer_sending = False
             self.answer_error = ""
+
+    async def sync_with_runs(self) -> bool:
+        """Catch up with runs started or ended elsewhere (another tab, an edit in another
+        window); True if this tab should start following a run."""
+        runs = self.svc().runs
+        version = runs.session_version(self.current_uuid) if self.current_uuid else 0
+        if version == self._seen_version or self.live_run_id:
+            return False  # nothing new, or this tab's follower already tracks the run
+        self._seen_version = version
+        await self._reload_messages()
+        return self._attach_live()
 
     # ---- composer --------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from agent_chat.skills import Skill
 class SessionRow(TypedDict):
     uuid: str
     title: str
-    state: str  # "" | "running" | "waiting"
+    state: str  # "" | "running" | "waiting" | "unread"
     archived: bool
 
 

@@ -36,11 +36,16 @@ class SidebarState(AppState):
         )
         waiting = await svc.storage.call(pauses.open_pauses_by_session)
         states = svc.runs.session_states()
+        from agent_chat.state.chat import ChatState  # the chat state imports this module
+
+        viewing = (await self.get_state(ChatState)).current_uuid
         shown = []
         for chat in rows[:limit]:
             state = states.get(chat.session_uuid, "")
             if not state and waiting.get(chat.id):
                 state = "waiting"
+            if not state and chat.unread and chat.session_uuid != viewing:
+                state = "unread"
             shown.append(session_row(chat, state))
         self.sessions = shown
         self.has_more = len(rows) > limit
@@ -146,8 +151,16 @@ class SidebarState(AppState):
             if not changed and not client_connected(token):
                 return  # the tab is gone; its next load starts a new watcher
             await asyncio.sleep(0.05)
+            follow = False
             async with self:
                 if self._watch_gen != gen:
                     return  # a newer watcher (page reload) took over
                 if changed:
                     await self.refresh()
+                    from agent_chat.state.chat import ChatState
+
+                    follow = await (await self.get_state(ChatState)).sync_with_runs()
+            if follow:
+                from agent_chat.state.chat import ChatState
+
+                yield ChatState.follow_run

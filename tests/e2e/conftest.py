@@ -134,6 +134,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",
         "REFLEX_TELEMETRY_ENABLED": "false",
         "REFLEX_CHECK_LATEST_VERSION": "false",
+        # A build folder and state folder of its own: runs in parallel (benchmarks, other
+        # test sessions, `reflex export`) must not rebuild the bundle this app serves.
+        "REFLEX_WEB_WORKDIR": str(tmp / "web"),
+        "REFLEX_STATES_WORKDIR": str(tmp / "states"),
     }
     for name in ("AGENT_CHAT_MODEL_BASE_URL", "AGENT_CHAT_MODEL", "AGENT_CHAT_MODEL_API_KEY"):
         env.pop(name, None)

@@ -1,0 +1,92 @@
+"""Several conversations at once: switching never interrupts a run, two tabs follow one run,
+finished runs you did not watch show as unread (issue 5 §1)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Stack, ensure_fake_model, new_chat, send
+
+pytestmark = pytest.mark.e2e
+
+
+def item(page: Page, url: str):
+    session_uuid = url.rsplit("/", 1)[-1]
+    return page.locator(f'[data-testid="session-item"][data-session-id="{session_uuid}"]')
+
+
+def words(page: Page) -> list[str]:
+    return re.findall(r"word\d+", page.get_by_test_id("message-assistant").last.inner_text())
+
+
+def test_switching_away_keeps_the_run_going_and_back_shows_everything(
+    page: Page, stack: Stack
+) -> None:
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    send(page, "long 120 delay=0.04")
+    expect(page.get_by_test_id("message-content").last).to_contain_text("word10")
+    first_url = page.url
+
+    new_chat(page, stack)
+    send(page, "A second conversation meanwhile")
+    expect(page.get_by_test_id("message-assistant")).to_contain_text("Echo: A second conversation")
+    # The first one still runs in the sidebar, while this one is on screen.
+    expect(item(page, first_url).get_by_test_id("session-running")).to_be_visible()
+
+    item(page, first_url).get_by_test_id("session-title").click()
+    expect(page).to_have_url(first_url)
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS"
+    )
+    assert words(page) == [f"word{i}" for i in range(1, 121)]
+
+
+def test_a_run_finished_out_of_sight_is_unread_until_opened(page: Page, stack: Stack) -> None:
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    send(page, "long 40 delay=0.05")
+    expect(page.get_by_test_id("message-content").last).to_contain_text("word3")
+    first_url = page.url
+    new_chat(page, stack)
+    unread = item(page, first_url).get_by_test_id("session-unread")
+    expect(unread).to_be_visible(timeout=20_000)
+    expect(page.get_by_test_id("session-unread")).to_have_count(1)
+    item(page, first_url).get_by_test_id("session-title").click()
+    expect(page).to_have_url(first_url)
+    expect(page.get_by_test_id("session-unread")).to_have_count(0)
+    page.reload()
+    expect(page.get_by_test_id("session-item").first).to_be_visible()
+    expect(page.get_by_test_id("session-unread")).to_have_count(0)
+
+
+def test_two_tabs_on_one_conversation_both_follow_it_live(page: Page, stack: Stack) -> None:
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    second = page.context.browser.new_context().new_page()
+    try:
+        second.goto(page.url)
+        expect(second.get_by_test_id("composer-input")).to_be_editable()
+        send(page, "long 80 delay=0.04")
+        # The other tab shows the run without reloading: live status, then the words.
+        expect(second.get_by_test_id("message-content").last).to_contain_text("word20")
+        expect(second.get_by_test_id("stop-button")).to_be_visible()
+        # A send from the second tab while it runs is refused by the server, with the reason.
+        box = second.get_by_test_id("composer-input")
+        box.fill("Me too")
+        box.press("Enter")
+        expect(second.get_by_test_id("composer-error")).to_contain_text("still running")
+        expect(second.get_by_test_id("message-assistant").last).to_have_attribute(
+            "data-status", "SUCCESS"
+        )
+        assert re.findall(
+            r"word\d+", second.get_by_test_id("message-assistant").last.inner_text()
+        ) == [f"word{i}" for i in range(1, 81)]
+        expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+            "data-status", "SUCCESS"
+        )
+    finally:
+        second.context.close()
