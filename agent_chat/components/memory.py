@@ -38,6 +38,12 @@ _SUMMARY_STYLE = {
     "list_style": "none",
     "&::-webkit-details-marker": {"display": "none"},
 }
+# Summaries are markdown with headings: keep them at the size of the text around them.
+_SUMMARY_TEXT_STYLE = {
+    "font_size": "14px",
+    "& h1, & h2, & h3, & h4": {"font_size": "14px", "font_weight": "600", "margin": "6px 0 2px"},
+    "& p, & ul, & ol": {"margin": "2px 0"},
+}
 _DETAILS_STYLE = {"&[open] .memory-chevron": {"transform": "rotate(90deg)"}}
 
 
@@ -297,7 +303,7 @@ def summary_item(row: SummaryRow) -> rx.Component:
             align="center",
             spacing="2",
         ),
-        rx.box(safe_markdown(row["content"]), width="100%", font_size="14px"),
+        rx.box(safe_markdown(row["content"]), width="100%", style=_SUMMARY_TEXT_STYLE),
         spacing="1",
         width="100%",
         padding="8px 10px",

@@ -3,6 +3,8 @@ long-term memory through the bridge (issue 5, seed 000 §5.8)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
@@ -23,6 +25,32 @@ def _open_drawer(page: Page):
     drawer = page.get_by_test_id("memory-drawer")
     expect(drawer).to_be_visible()
     return drawer
+
+
+def _add_summaries(stack: Stack, session_uuid: str, *texts_and_times) -> None:
+    """Store SUMMARY messages under the conversation's last message, as a compaction would."""
+    from agent_chat.db.engine import make_engine, open_session
+    from agent_chat.db.messages import active_branch, append_message
+    from agent_chat.db.sessions import get_session
+
+    engine = make_engine(stack.env["AGENT_CHAT_DB_URL"])
+    try:
+        with open_session(engine) as session:
+            chat = get_session(session=session, session_uuid=session_uuid)
+            parent = active_branch(session=session, chat_session_id=chat.id)[-1]
+            for text, created_at in texts_and_times:
+                parent = append_message(
+                    session=session,
+                    chat_session_id=chat.id,
+                    parent_id=parent.id,
+                    role="SYSTEM",
+                    content=text,
+                    status="SUMMARY",
+                )
+                parent.created_at = created_at
+                session.add(parent)
+    finally:
+        engine.dispose()
 
 
 def _close_drawer(page: Page) -> None:
@@ -195,3 +223,39 @@ def test_long_messages_are_folded_in_working_memory(page: Page, stack: Stack) ->
     expect(full).to_be_visible()
     expect(full).to_contain_text("word word")
     page.screenshot(path=str(ARTIFACTS / "memory-drawer-folded.png"))
+
+
+def test_summaries_are_listed_newest_first_and_counted(page: Page, stack: Stack) -> None:
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    send(page, "hello there")
+    expect(page.get_by_test_id("message-assistant")).to_have_attribute(
+        "data-status", "SUCCESS", timeout=30_000
+    )
+    session_uuid = page.url.rstrip("/").rsplit("/", 1)[-1]
+    _add_summaries(
+        stack,
+        session_uuid,
+        ("## Goal\nThe **older** summary.", datetime(2025, 3, 1, 9, 30)),
+        ("## Goal\nThe **newer** summary.", datetime(2025, 3, 2, 10, 45)),
+    )
+    page.reload()
+    expect(page.get_by_test_id("message-summary")).to_have_count(2)
+    drawer = _open_drawer(page)
+    stats = drawer.get_by_test_id("memory-stats")
+    expect(stats.get_by_test_id("memory-stat-compressions")).to_have_text("2")
+    expect(stats.get_by_test_id("memory-stat-last-compression")).to_have_text(
+        "2025-03-02 10:45 UTC"
+    )
+    expect(stats.get_by_test_id("memory-stat-messages")).to_have_text("4 / 4")
+    # Working memory: the latest summary stands for what came before it.
+    first = drawer.get_by_test_id("memory-working-item").first
+    expect(first).to_contain_text("Summary of the earlier conversation")
+    expect(first).to_contain_text("newer")
+    drawer.get_by_role("tab", name="Medium-term").click()
+    items = drawer.get_by_test_id("memory-summaries").get_by_test_id("memory-summary-item")
+    expect(items).to_have_count(2)
+    expect(items.nth(0)).to_contain_text("newer summary")
+    expect(items.nth(0)).to_contain_text("2025-03-02 10:45 UTC")
+    expect(items.nth(1)).to_contain_text("older summary")
+    page.screenshot(path=str(ARTIFACTS / "memory-drawer-summaries.png"))
