@@ -1,0 +1,100 @@
+"""Several runs at once, and a bridge that dies mid-run (issue 5: engine tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from agent_chat.db import logs
+from agent_chat.runs.log_codec import row_to_event
+from agent_chat.runs.reducer import replay
+from agent_chat.runs.storage import Storage
+from tests.conftest import RunningBridge
+from tests.fakes.model_server import free_port
+from tests.runs.conftest import MakeManager
+from tests.runs.test_manager import assert_every_seq_once, finished, new_chat, stored_seqs
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_two_runs_in_different_sessions_interleave_without_crossing(
+    make_manager: MakeManager, bridge: RunningBridge, storage: Storage, fake_model_row: int
+) -> None:
+    manager = await make_manager(bridge.base_url)
+    texts = {
+        new_chat(storage): "alpha one two three four five six seven eight delay=0.03",
+        new_chat(storage): "omega nine ten eleven twelve thirteen fourteen delay=0.03",
+    }
+    started = await asyncio.gather(
+        *(manager.send(session_uuid=uuid, text=text) for uuid, text in texts.items())
+    )
+    assert len({s.run_id for s in started}) == 2
+    both_live = [manager.live(s.run_id) for s in started]
+    assert all(live is not None for live in both_live)
+    answers = [await finished(storage, s.assistant_message_id) for s in started]
+    for answer, text, run in zip(answers, texts.values(), both_live, strict=True):
+        assert answer.status == "SUCCESS"
+        assert answer.content == f"Echo: {text}"
+        assert_every_seq_once(storage, answer.id, run.view.last_seq)
+        rows = storage.call_sync(logs.list_logs, message_id=answer.id)
+        streamed = replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
+        assert streamed.answer.strip() == f"Echo: {text}"  # no word of the other run
+
+
+def _start_bridge_process(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    home = tmp_path / "hermes-killed"
+    home.mkdir()
+    (home / "config.yaml").write_text("agent:\n  api_max_retries: 1\n", encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_chat.bridge", "--port", str(port)],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "HERMES_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise AssertionError("bridge did not start")
+
+
+async def test_bridge_killed_mid_run_fails_the_answer_keeps_its_logs_and_the_session_works(
+    make_manager: MakeManager, storage: Storage, fake_model_row: int, tmp_path: Path
+) -> None:
+    process, url = _start_bridge_process(tmp_path)
+    try:
+        manager = await make_manager(url)  # reconnects for 2 s, then gives up
+        session_uuid = new_chat(storage)
+        started = await manager.send(session_uuid=session_uuid, text="long 400 delay=0.02")
+        live = manager.live(started.run_id)
+        deadline = asyncio.get_running_loop().time() + 30
+        while live.view.answer.count("word") < 20:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+
+        answer = await finished(storage, started.assistant_message_id, timeout=30)
+        assert answer.status == "FAILED"
+        assert "Lost the connection to the agent service" in answer.error
+        assert answer.content.startswith("word1 word2 ")  # the partial answer is kept
+        seqs = stored_seqs(storage, answer.id)
+        assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 20  # kept, no gaps
+        assert manager.live_for_session(session_uuid) is None  # the session can be used again
+    finally:
+        if process.poll() is None:
+            process.kill()
