@@ -217,13 +217,22 @@ def chromium_pids() -> list[int]:
     return out
 
 
-def chromium_cpu() -> float:
-    total = 0.0
+def chromium_cpu_by_type() -> dict[str, float]:
+    """CPU seconds of the chromium processes by --type (browser, renderer, gpu-process, ...)."""
+    out: dict[str, float] = {}
     for pid in chromium_pids():
         with contextlib.suppress(psutil.Error):
-            t = psutil.Process(pid).cpu_times()
-            total += t.user + t.system
-    return total
+            proc = psutil.Process(pid)
+            kind = next(
+                (a.split("=", 1)[1] for a in proc.cmdline() if a.startswith("--type=")), "browser"
+            )
+            t = proc.cpu_times()
+            out[kind] = out.get(kind, 0.0) + t.user + t.system
+    return out
+
+
+def chromium_cpu() -> float:
+    return sum(chromium_cpu_by_type().values())
 
 
 def free_port() -> int:
@@ -504,19 +513,28 @@ class WsCounter:
     """Bytes of the websocket frames a page receives (Playwright's framereceived)."""
 
     def __init__(self, page: Any) -> None:
-        self.bytes = 0
-        self.frames = 0
+        self.reset()
         page.on("websocket", self._on_ws)
 
     def _on_ws(self, ws: Any) -> None:
         ws.on("framereceived", self._on_frame)
 
     def _on_frame(self, payload: Any) -> None:
+        size = len(payload.encode("utf-8")) if isinstance(payload, str) else len(payload)
         self.frames += 1
-        self.bytes += len(payload.encode("utf-8")) if isinstance(payload, str) else len(payload)
+        self.bytes += size
+        # Reflex frames: 42/_event,["event",{"delta": {...}, "events": [...], ...}]
+        delta = events = 0
+        if isinstance(payload, str) and "[" in payload:
+            with contextlib.suppress(ValueError, IndexError, TypeError, AttributeError):
+                body = json.loads(payload[payload.index("[") :])[1]
+                delta = len(json.dumps(body.get("delta") or {}, ensure_ascii=False).encode())
+                events = len(json.dumps(body.get("events") or [], ensure_ascii=False).encode())
+        self.delta_bytes += delta
+        self.event_bytes += events
 
     def reset(self) -> None:
-        self.bytes = self.frames = 0
+        self.bytes = self.frames = self.delta_bytes = self.event_bytes = 0
 
 
 def renderer_task_seconds(cdp: Any) -> float:
@@ -599,18 +617,20 @@ def stream_through_browser(
         page.evaluate(WATCH_END_JS, end)
         s.reset_model_stats()
         ws.reset()
+        types0 = chromium_cpu_by_type()
         cpu0 = {
             "app": tree_cpu(s.app_pid),
             "bridge": tree_cpu(s.bridge_pid),
-            "chromium": chromium_cpu(),
+            "chromium": sum(types0.values()),
             "renderer": renderer_task_seconds(cdp),
         }
         sent_at = send(page, message)
         page.wait_for_function("() => window.__bench.doneAt", polling=100, timeout=timeout_s * 1000)
+        types1 = chromium_cpu_by_type()
         cpu1 = {
             "app": tree_cpu(s.app_pid),
             "bridge": tree_cpu(s.bridge_pid),
-            "chromium": chromium_cpu(),
+            "chromium": sum(types1.values()),
             "renderer": renderer_task_seconds(cdp),
         }
         bench = page.evaluate("() => window.__bench")
@@ -636,6 +656,9 @@ def stream_through_browser(
             "ws_bytes_total": ws.bytes,
             "ws_frames_total": ws.frames,
             "ws_bytes_at_text": ws_at_text,
+            "ws_delta_bytes": ws.delta_bytes,
+            "ws_event_bytes": ws.event_bytes,
+            "cpu_chromium_by_type": {k: v - types0.get(k, 0.0) for k, v in types1.items()},
             "cpu_app_to_text": cpu1["app"] - cpu0["app"],
             "cpu_app_to_final": app_cpu_end - cpu0["app"],
             "cpu_bridge": cpu1["bridge"] - cpu0["bridge"],

@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> h.Report:
         "≤ 2 ×",
         ws <= 2,
         f"{n}; answer {answer_bytes:,} B; received {med('ws_bytes_total'):,.0f} B in {med('ws_frames_total'):,.0f} frames "
-        "(includes the final sync of the finished message)",
+        f"(includes the final sync of the finished message): state deltas {med('ws_delta_bytes'):,.0f} B, "
+        f"frontend events (rx.call_script) {med('ws_event_bytes'):,.0f} B, framing {med('ws_bytes_total') - med('ws_delta_bytes') - med('ws_event_bytes'):,.0f} B",
     )
     lag = med("lag_s")
     report.add(
@@ -87,7 +88,12 @@ def main(argv: list[str] | None = None) -> h.Report:
         "≤ 0.25",
         cpu <= 0.25,
         f"{n}; all chromium processes {med('cpu_chromium'):.1f} CPU s; the page's renderer main thread alone "
-        f"(CDP TaskDuration) {med('cpu_renderer_task'):.1f} s = {med('renderer_cpu_ratio'):.2f} of the stream",
+        f"(CDP TaskDuration, wall time of its tasks) {med('cpu_renderer_task'):.1f} s = {med('renderer_cpu_ratio'):.2f} of the stream; "
+        "by process type: "
+        + ", ".join(
+            f"{k} {h.median([r['cpu_chromium_by_type'].get(k, 0.0) for r in runs]):.1f} s"
+            for k in sorted({k for r in runs for k in r["cpu_chromium_by_type"]})
+        ),
     )
     report.add(
         "#3 app CPU s per 1,000 events",
