@@ -9,6 +9,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.api import create_api
+from agent_chat.auth import login_gate
 from agent_chat.pages.chat import chat_page
 from agent_chat.pages.settings import models_page
 from agent_chat.services import services, start_services, stop_services
@@ -28,8 +29,9 @@ async def services_lifespan():
 
 app = rx.App(
     stylesheets=["/styles.css"],
-    # The export endpoint, served on the app's port (the storage exists once services start).
-    api_transformer=create_api(lambda: services().storage),
+    # The export endpoint, served on the app's port (the storage exists once services start),
+    # then the login gate around everything (applied in order: the last wraps the rest).
+    api_transformer=[create_api(lambda: services().storage), login_gate],
 )
 app.register_lifespan_task(services_lifespan)
 app.add_page(chat_page, route=routes.INDEX, on_load=ChatState.load_index, title="Agent Chat")

@@ -14,6 +14,7 @@ DATA_DIR = PROJECT_ROOT / "data"
 
 DEFAULT_BRIDGE_PORT = 18731
 DEFAULT_APP_PORT = 3000
+DEFAULT_SESSION_HOURS = 12.0
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ class Settings:
     env_model_api_key: str | None
     env_model_name: str | None
     env_model_context_length: int | None
+    # Login (agent_chat/auth.py): off unless a password is set.
+    password: str | None = None
+    secret: str | None = None  # signs session cookies; else data/secret_key is used
+    session_hours: float = DEFAULT_SESSION_HOURS
 
 
 def _int(name: str, default: int | None) -> int | None:
@@ -41,6 +46,19 @@ def _int(name: str, default: int | None) -> int | None:
         return int(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def _positive_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{name} must be a positive number, got {raw!r}")
+    return value
 
 
 def default_db_url() -> str:
@@ -76,4 +94,7 @@ def load_settings() -> Settings:
         env_model_api_key=env("AGENT_CHAT_MODEL_API_KEY") or None,
         env_model_name=env("AGENT_CHAT_MODEL") or None,
         env_model_context_length=_int("AGENT_CHAT_MODEL_CONTEXT_LENGTH", None),
+        password=env("AGENT_CHAT_PASSWORD") or None,
+        secret=env("AGENT_CHAT_SECRET") or None,
+        session_hours=_positive_float("AGENT_CHAT_SESSION_HOURS", DEFAULT_SESSION_HOURS),
     )

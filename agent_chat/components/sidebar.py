@@ -6,6 +6,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.common import tid
+from agent_chat.config import load_settings
 from agent_chat.state.chat import ChatState
 from agent_chat.state.rows import SessionRow
 from agent_chat.state.sidebar import SidebarState
@@ -119,6 +120,30 @@ def session_item(row: SessionRow) -> rx.Component:
     )
 
 
+def _logout() -> list[rx.Component]:
+    """The "Log out" button when a password protects the app (agent_chat/auth.py), else none.
+
+    Decided when the pages compile (`reflex run` reads the same environment as the app).
+    """
+    if not load_settings().password:
+        return []
+    script = (
+        "fetch('/api/logout', {method: 'POST', credentials: 'same-origin'})"
+        ".finally(() => window.location.assign('/login'))"
+    )
+    return [
+        rx.button(
+            rx.icon("log-out", size=14),
+            "Log out",
+            variant="ghost",
+            size="1",
+            color_scheme="gray",
+            on_click=rx.call_script(script),
+            custom_attrs=tid("logout"),
+        )
+    ]
+
+
 def sidebar() -> rx.Component:
     return rx.vstack(
         rx.hstack(
@@ -199,6 +224,7 @@ def sidebar() -> rx.Component:
             on_click=SidebarState.toggle_archived,
             custom_attrs=tid("toggle-archived"),
         ),
+        *_logout(),
         class_name="sidebar",
         spacing="3",
     )
