@@ -92,9 +92,25 @@ function splitBlocks(text) {
 
 const safeUrl = (url) => (/^\s*(javascript|vbscript|data):/i.test(url || "") ? "" : url);
 
+// A model's image becomes a link: nothing remote loads until the person clicks.
+const components = {
+  img: ({ src, alt }) => (
+    <a href={src} target="_blank" rel="noopener noreferrer nofollow" className="md-image-link">
+      {"🖼 "}
+      {alt || "image"}
+      {" (open)"}
+    </a>
+  ),
+  a: ({ href, children }) => (
+    <a href={href} target="_blank" rel="noopener noreferrer nofollow">
+      {children}
+    </a>
+  ),
+};
+
 const Block = memo(function Block({ text }) {
   return (
-    <ReactMarkdown remarkPlugins={[remarkGfm]} urlTransform={safeUrl} skipHtml>
+    <ReactMarkdown remarkPlugins={[remarkGfm]} urlTransform={safeUrl} components={components} skipHtml>
       {text}
     </ReactMarkdown>
   );

@@ -12,10 +12,25 @@ def tid(test_id: str) -> dict[str, str]:
     return {"data-testid": test_id}
 
 
+def _image_as_link(*children, **props) -> rx.Component:
+    """A model's image becomes a link: nothing remote loads until the person clicks."""
+    return rx.el.a(
+        "🖼 ",
+        rx.Var("(props.alt || 'image')"),
+        " (open)",
+        href=rx.Var("props.src"),
+        target="_blank",
+        rel="noopener noreferrer nofollow",
+        class_name="md-image-link",
+    )
+
+
 def safe_markdown(text: rx.Var | str, **props) -> rx.Component:
-    """Agent output as markdown. Raw HTML is not rendered (`use_raw=False`), and
-    react-markdown's URL filter drops `javascript:` links."""
-    return rx.markdown(text, use_raw=False, class_name="md", **props)
+    """Agent output as markdown. Raw HTML is not rendered (`use_raw=False`),
+    react-markdown's URL filter drops `javascript:` links, and images do not load."""
+    return rx.markdown(
+        text, use_raw=False, class_name="md", component_map={"img": _image_as_link}, **props
+    )
 
 
 def error_banner() -> rx.Component:

@@ -6,7 +6,7 @@ import reflex as rx
 
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
-from agent_chat.state.models import ModelsState
+from agent_chat.state.models import API_KEY_INPUT_ID, ModelsState
 from agent_chat.state.rows import ModelRow
 
 
@@ -58,16 +58,28 @@ def _field(
     label: str, name: str, test_id: str, placeholder: str = "", kind: str = "text", hint: str = ""
 ) -> rx.Component:
     error = ModelsState.field_errors.get(name, "")
-    return rx.vstack(
-        rx.text(label, size="2", weight="medium"),
-        rx.input(
+    if name == "api_key":  # uncontrolled: the key never travels back to the browser
+        box = rx.input(
+            id=API_KEY_INPUT_ID,
+            on_change=ModelsState.set_api_key,
+            placeholder=placeholder,
+            type=kind,
+            auto_complete="off",
+            width="100%",
+            custom_attrs=tid(test_id),
+        )
+    else:
+        box = rx.input(
             value=ModelsState.form.get(name, ""),
             on_change=lambda v: ModelsState.set_field(name, v),
             placeholder=placeholder,
             type=kind,
             width="100%",
             custom_attrs=tid(test_id),
-        ),
+        )
+    return rx.vstack(
+        rx.text(label, size="2", weight="medium"),
+        box,
         rx.cond(
             error != "",
             rx.text(

@@ -10,7 +10,8 @@ from agent_chat.runs.model_probe import probe_model
 from agent_chat.state.base import AppState
 from agent_chat.state.rows import ModelRow, model_row
 
-FIELDS = ("name", "base_url", "model_name", "api_key", "context_length")
+FIELDS = ("name", "base_url", "model_name", "context_length")
+API_KEY_INPUT_ID = "model-api-key-input"
 
 
 class ModelsState(AppState):
@@ -33,14 +34,24 @@ class ModelsState(AppState):
         self.field_errors, self.form_message, self.test_result = {}, "", ""
         await self._reload()
 
+    # The key typed in the form lives only on the server (a backend var) and its input is
+    # uncontrolled: no state update ever carries an API key to the browser.
+    _api_key: str = ""
+
     @rx.event
-    def edit(self, model_id: int) -> None:
+    def set_api_key(self, value: str) -> None:
+        self._api_key = value
+
+    @rx.event
+    def edit(self, model_id: int):
         self.editing_id = model_id
+        self._api_key = ""
         self.field_errors, self.form_message, self.test_result = {}, "", ""
         row = next((m for m in self.models if m["id"] == model_id), None)
         # The stored API key is never sent back: an empty field keeps it.
         self.form = {f: str(row[f]) if row and f in row else "" for f in FIELDS}
         self.form_default = bool(row and row["is_default"])
+        return rx.set_value(API_KEY_INPUT_ID, "")
 
     @rx.event
     def set_field(self, name: str, value: str) -> None:
@@ -52,8 +63,8 @@ class ModelsState(AppState):
         self.form_default = value
 
     @rx.event
-    def new(self) -> None:
-        self.edit(0)
+    def new(self):
+        return self.edit(0)
 
     @staticmethod
     def _fields(form: dict) -> dict:
@@ -72,11 +83,11 @@ class ModelsState(AppState):
         return fields
 
     @rx.event
-    async def save(self) -> None:
+    async def save(self):
         form = {**self.form, "is_default": self.form_default}
         self.field_errors, self.form_message = {}, ""
         storage = self.svc().storage
-        api_key = str(form.get("api_key") or "")
+        api_key = self._api_key
         try:
             fields = self._fields(form)
             if self.editing_id:
@@ -90,26 +101,26 @@ class ModelsState(AppState):
                 self.form_message = f"Saved {fields['name']}."
             else:
                 await storage.call(model_configs.create_model, api_key=api_key or None, **fields)
-                self.form_message = f"Added {fields['name']}."
                 self.edit(0)
                 self.form_message = f"Added {fields['name']}."
         except ValidationFailed as exc:
             self.field_errors = exc.field_errors
-            return
+            return None
         except StoreError as exc:
             self.form_message = f"Could not save: {exc}"
-            return
+            return None
         await self._reload()
+        self._api_key = ""  # stored; the field empties (an empty field keeps the stored key)
+        return rx.set_value(API_KEY_INPUT_ID, "")
 
     @rx.event
-    async def delete(self, model_id: int) -> None:
+    async def delete(self, model_id: int):
         try:
             await self.svc().storage.call(model_configs.delete_model, model_id=model_id)
         except StoreError as exc:
             self.form_message = f"Could not delete: {exc}"
-        if self.editing_id == model_id:
-            self.new()
         await self._reload()
+        return self.edit(0) if self.editing_id == model_id else None
 
     @rx.event
     async def make_default(self, model_id: int) -> None:
@@ -122,7 +133,7 @@ class ModelsState(AppState):
         self.testing, self.test_result = True, ""
         yield
         form_values = self.form
-        api_key = str(form_values.get("api_key") or "")
+        api_key = self._api_key
         if not api_key and self.editing_id:
             stored = await self.svc().storage.call(
                 model_configs.get_model, model_id=self.editing_id
