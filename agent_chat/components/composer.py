@@ -27,7 +27,16 @@ def _model_select() -> rx.Component:
 
 
 def _skill_item(skill: SkillRow) -> rx.Component:
-    return rx.select.item(skill["name"], value=skill["folder"])
+    return rx.cond(
+        skill["error"] == "",
+        rx.select.item(skill["name"], value=skill["folder"]),
+        rx.select.item(
+            skill["folder"] + " — invalid: " + skill["error"],
+            value=skill["folder"],
+            disabled=True,
+            custom_attrs={"data-testid": "skill-invalid"},
+        ),
+    )
 
 
 def _skill_select() -> rx.Component:

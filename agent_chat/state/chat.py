@@ -103,7 +103,9 @@ class ChatState(AppState):
         svc = self.svc()
         models = await svc.storage.call(model_configs.list_models)
         self.models = [model_row(m) for m in models]
-        self.skills = [skill_row(s) for s in list_skills(svc.settings.skills_dir) if s.valid]
+        # Invalid skill folders are listed too (disabled, with the reason), so a broken
+        # SKILL.md is visible instead of silently missing.
+        self.skills = [skill_row(s) for s in list_skills(svc.settings.skills_dir)]
         sidebar = await self.get_state(SidebarState)
         await sidebar.refresh()
         try:

@@ -125,6 +125,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     skills = tmp / "skills"
     (skills / "haiku").mkdir(parents=True)
     (skills / "haiku" / "SKILL.md").write_text(SKILL_MD, encoding="utf-8")
+    # Broken skill folders: listed as invalid, never crashing the list.
+    (skills / "broken").mkdir()
+    (skills / "broken" / "SKILL.md").write_text("no front matter here", encoding="utf-8")
+    (skills / "empty").mkdir()
     bridge_port, app_port = free_port(), free_port()
     env = {
         **os.environ,
