@@ -8,9 +8,10 @@ with 401 JSON and redirects page requests (GET/HEAD) to `/login?next=<path>`. St
 (`/assets/...`, `*.js`, `*.css`, fonts, images) and `/ping`, `/_health` stay public: they hold
 no conversation data.
 
-- `/login` is a small self-contained page; `POST /api/login` (form or JSON) checks the
-  password in constant time, sets an HttpOnly, SameSite=Lax cookie and redirects to `next`
-  (a same-site relative path only). `POST /api/logout` clears the cookie.
+- `/login` is a small self-contained page; its form posts to `/login`, scripts may post a form
+  or JSON to `/api/login`. The password is checked in constant time; a right one sets an
+  HttpOnly, SameSite=Lax cookie and redirects to `next` (a same-site
+  relative path only). `POST /api/logout` clears the cookie.
 - The cookie holds `<expiry>.<signature>`: HMAC-SHA256 over the expiry with a key derived from
   the secret (`AGENT_CHAT_SECRET`, else `data/secret_key`, made once with mode 0600) and the
   password, so changing either logs everyone out. Sessions last `AGENT_CHAT_SESSION_HOURS`
@@ -262,7 +263,7 @@ _LOGIN_HTML = Template("""<!doctype html>
 <main>
   <h1>Agent Chat</h1>
   <p class="lead">Enter the password to continue.</p>
-  <form method="post" action="/api/login">
+  <form method="post" action="/login">
     <input type="hidden" name="next" value="$next">
     <label for="password">Password</label>
     <input id="password" name="password" type="password" autocomplete="current-password"
@@ -426,13 +427,15 @@ class LoginGate:
             if self._has_session(config, request.scope):
                 return RedirectResponse(next_path, status_code=303)
             return login_page(next_path=next_path)
-        if path == LOGIN_API and method == "POST":
+        if path in (LOGIN_PAGE, LOGIN_API) and method == "POST":
+            # The page's form posts to /login (the address bar stays there); scripts may
+            # use /api/login, with a form or a JSON body.
             return await self._login(config, request)
         if path == LOGOUT_API and method == "POST":
             response = RedirectResponse(LOGIN_PAGE, status_code=303)
             response.delete_cookie(COOKIE_NAME, path="/", httponly=True, samesite="lax")
             return response
-        allowed = "GET, HEAD" if path == LOGIN_PAGE else "POST"
+        allowed = "GET, HEAD, POST" if path == LOGIN_PAGE else "POST"
         return JSONResponse(
             {"detail": "Method not allowed"}, status_code=405, headers={"Allow": allowed}
         )

@@ -319,6 +319,15 @@ async def test_the_right_password_sets_a_cookie_and_redirects_to_next(
     assert (await client.get("/login?next=/chat/z")).headers["location"] == "/chat/z"
 
 
+async def test_the_page_form_posts_to_login_itself(client: httpx.AsyncClient) -> None:
+    page = await client.get("/login")
+    assert '<form method="post" action="/login">' in page.text
+    response = await client.post("/login", data={"password": "hunter2", "next": "/chat/q"})
+    assert response.status_code == 303
+    assert response.headers["location"] == "/chat/q"
+    assert (await client.get("/api/login")).status_code == 405
+
+
 async def test_the_session_expires(client: httpx.AsyncClient, clock: Clock) -> None:
     await _log_in(client)
     clock.now += 12 * HOUR - 1
