@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
 from agent_chat.config import Settings
 from agent_chat.db import logs, messages, model_configs, pauses, sessions
 from agent_chat.db.errors import StoreError
@@ -126,6 +128,7 @@ class RunManager:
         self._lock = asyncio.Lock()
         self._activity = asyncio.Event()
         self._session_versions: dict[str, int] = {}
+        self.db_retry_s = 300.0  # how long a write waits out an unwritable database
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -242,7 +245,14 @@ class RunManager:
                     f"{self.settings.max_active_runs}. Wait for one to finish or stop one."
                 )
             run_id = uuid.uuid4().hex
-            prepared = await self.storage.call(self._prepare_turn, plan=plan, run_id=run_id)
+            try:
+                prepared = await self.storage.call(self._prepare_turn, plan=plan, run_id=run_id)
+            except SQLAlchemyError as exc:
+                log.exception("could not store the new turn")
+                raise RunRefused(
+                    "The message could not be saved (the database is not writable right now), "
+                    "so nothing was sent. Try again in a moment."
+                ) from exc
             live = LiveRun(
                 run_id=run_id,
                 message_id=prepared.assistant_id,
@@ -410,7 +420,7 @@ class RunManager:
         live.view = apply(live.view, {"type": event.type, "seq": event.seq, **event.data})
         self.writer.add(live.message_id, event_to_row(event.type, event.seq, event.data))
         if event.type == "clarify_request":
-            await self.storage.call(
+            await self._store_with_retry(
                 pauses.create_pause,
                 run_id=live.run_id,
                 message_id=live.message_id,
@@ -420,9 +430,9 @@ class RunManager:
             )
             await self._flush_quietly()
         elif event.type == "clarify_resolved" and event.data.get("cancelled"):
-            await self.storage.call(pauses.abandon_pauses, run_id=live.run_id)
+            await self._store_with_retry(pauses.abandon_pauses, run_id=live.run_id)
         elif event.type == "clarify_resolved":
-            await self.storage.call(
+            await self._store_with_retry(
                 pauses.answer_pause,
                 run_id=live.run_id,
                 clarify_id=str(event.data.get("clarify_id")),
@@ -446,7 +456,7 @@ class RunManager:
         await self._flush_quietly()
         usage = view.usage or {}
         try:
-            await self.storage.call(
+            await self._store_with_retry(
                 _finalise,
                 message_id=live.message_id,
                 run_id=live.run_id,
@@ -457,7 +467,9 @@ class RunManager:
                 summary=view.compactions[-1] if view.compactions else None,
                 abandon_questions=status != MessageStatus.SUCCESS,
             )
-        except StoreError:
+        except (StoreError, SQLAlchemyError):
+            # Still RUNNING in the database: the next start re-attaches and finalises it
+            # from the bridge's buffer or the stored terminal event.
             log.exception("finalising message %s failed", live.message_id)
         if error and view.state not in ("failed", "stopped", "succeeded"):
             live.view = apply(view, {"type": "run_failed", "error": error})
@@ -465,6 +477,22 @@ class RunManager:
         live.reconnecting = False
         live.bump()
         self._signal_activity(live.session_uuid)
+
+    async def _store_with_retry(self, fn: Any, /, **kwargs: Any) -> Any:
+        """A store call that outlasts a briefly unwritable database (locked, restarting)."""
+        delay, waited = 0.2, 0.0
+        while True:
+            try:
+                return await self.storage.call(fn, **kwargs)
+            except OperationalError:
+                if waited >= self.db_retry_s:
+                    raise
+                log.warning(
+                    "database busy or unreachable; retrying %s in %.1f s", fn.__name__, delay
+                )
+                await asyncio.sleep(delay)
+                waited += delay
+                delay = min(delay * 2, 5.0)
 
     def _write_logs(self, batch: dict[int, list[LogRow]]) -> None:
         def write(*, session: Any) -> None:
