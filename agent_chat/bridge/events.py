@@ -42,6 +42,9 @@ class EventBuffer:
         self._events: list[Event] = []
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._closed = False
+        # When the last event was appended (monotonic): the run's inactivity watchdog reads it.
+        # Keep-alive comments are not events and do not move it.
+        self._last_emit = time.monotonic()
 
     @property
     def closed(self) -> bool:
@@ -51,6 +54,15 @@ class EventBuffer:
     def last_seq(self) -> int:
         with self._lock:
             return len(self._events)
+
+    def idle_for(self) -> float:
+        """Seconds since the last event (or since the buffer was made)."""
+        with self._lock:
+            return time.monotonic() - self._last_emit
+
+    def last_event(self) -> Event | None:
+        with self._lock:
+            return self._events[-1] if self._events else None
 
     def emit(self, type_: str, **fields: Any) -> Event | None:
         """Append an event; returns it, or None if the run already ended."""
@@ -62,6 +74,7 @@ class EventBuffer:
             data = {**fields, "run_id": self.run_id, "seq": seq, "ts": time.time()}
             event = Event(seq=seq, type=type_, data=data)
             self._events.append(event)
+            self._last_emit = time.monotonic()
             if type_ in TERMINAL_EVENTS:
                 self._closed = True
             waiters = list(self._waiters)

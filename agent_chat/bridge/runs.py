@@ -1,8 +1,14 @@
-"""Runs: one thread per run, its status, stop, and the clarify wait.
+"""Runs: one thread per run, its status, stop, the clarify wait, and the idle watchdog.
 
 Locking: the registry lock guards admission (busy session, duplicate id, cap); each run's
 lock guards its status, stop flag and pending question, so a stop that lands just before a
 question is registered is seen by it, and a question is resolved exactly once.
+
+Inactivity watchdog: one registry thread (alive only while runs are unfinished) fails a run
+that emitted no event for ``idle_timeout_s`` while working. A run waiting for a clarify answer
+is exempt, and the answer's ``clarify_resolved`` event restarts its clock. The watchdog sends
+the terminal ``run_failed`` itself and interrupts hermes: the run ends even if hermes stays
+stuck in a read, and whatever the run thread reports afterwards is dropped (one terminal event).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_chat.bridge.events import EventBuffer
+from agent_chat.bridge.failures import idle_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
@@ -23,6 +30,7 @@ from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
 logger = logging.getLogger(__name__)
 
 STOP_MESSAGE = "Stopped by the user."
+IDLE_INTERRUPT_MESSAGE = "Stopped by the bridge: no activity."
 
 
 class RunStatus(StrEnum):
@@ -76,6 +84,7 @@ class Run:
         self._status = RunStatus.RUNNING
         self._lock = threading.RLock()
         self._stop_requested = False
+        self._expired = False  # failed by the idle watchdog
         self._pending: PendingClarify | None = None
         self.agent: Any = None
 
@@ -147,17 +156,69 @@ class Run:
         if self._stop_requested and self.agent is not None:
             self.agent.interrupt(STOP_MESSAGE)
 
-    def finish(self, status: RunStatus, event: str, **fields: Any) -> None:
-        """Record the outcome, then send the one terminal event."""
+    def finish(
+        self,
+        status: RunStatus,
+        event: str,
+        *,
+        record_usage: dict[str, int] | None = None,
+        **fields: Any,
+    ) -> bool:
+        """Record the outcome, then send the one terminal event; False if already finished.
+
+        ``record_usage`` is kept for ``GET /runs/{id}``; the event carries ``fields`` only.
+        """
         with self._lock:
             if self.finished:
-                logger.error(
-                    "run %s finished twice (%s after %s)", self.run_id, status, self._status
-                )
-                return
+                # Expected after the watchdog ended the run: hermes returns later.
+                log = logger.info if self._expired else logger.error
+                log("run %s finished twice (%s after %s)", self.run_id, status, self._status)
+                return False
             self._status = status
             self.ended_at = time.time()
+            if "final_text" in fields:
+                self.final_text = fields["final_text"]
+            if "error" in fields:
+                self.error = fields["error"]
+            if record_usage is not None:
+                self.usage = record_usage
             self.buffer.emit(event, **fields)
+            return True
+
+    def expire_if_idle(self, idle_timeout_s: float) -> bool:
+        """Fail the run if it is working and sent no event for ``idle_timeout_s``.
+
+        Waiting for a clarify answer does not count. True if the run was failed here.
+        """
+        with self._lock:
+            if self.finished or self._status != RunStatus.RUNNING:
+                return False
+            idle = self.buffer.idle_for()
+            if idle < idle_timeout_s:
+                return False
+            last = self.buffer.last_event()
+            tool = None
+            if last is not None and last.type == "tool_start":
+                tool = str(last.data.get("tool") or "") or None
+            user_stopped = self._stop_requested  # hermes ignored the user's stop too
+            self._expired = True
+            self._stop_requested = True  # the run thread must not start or go on
+            agent = self.agent
+            if user_stopped:
+                self.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+            else:
+                self.finish(
+                    RunStatus.FAILED, "run_failed", error=idle_sentence(idle_timeout_s, tool)
+                )
+        logger.warning(
+            "run %s: no event for %.1fs (last: %s); failed by the idle watchdog",
+            self.run_id,
+            idle,
+            last.type if last else None,
+        )
+        if agent is not None:
+            agent.interrupt(IDLE_INTERRUPT_MESSAGE)
+        return True
 
     # -- called from HTTP handlers ---------------------------------------------------
 
@@ -189,16 +250,6 @@ class Run:
             agent = self.agent
         if agent is not None:
             agent.interrupt(STOP_MESSAGE)
-
-
-def _readable_failure(result: dict[str, Any], model: ModelSpec) -> str:
-    detail = str(result.get("final_response") or result.get("error") or "").strip()
-    error = str(result.get("error") or "").lower()
-    if "connection" in error or "connect" in detail.lower():
-        return f"Could not reach the model endpoint at {model.base_url}: {detail or 'connection error'}"
-    if detail:
-        return f"The model call failed: {detail}"
-    return "The agent stopped without an answer (no further detail from hermes)."
 
 
 def _usage(result: dict[str, Any]) -> dict[str, int]:
@@ -234,7 +285,7 @@ def execute(run: Run, pool: AgentPool) -> None:
         apply_context_length(agent, run.model)
         agent.clear_interrupt()  # before run.agent is set, so it cannot erase a new stop
         run.agent = agent
-        if run.stop_requested:  # a stop that came while the agent was being built
+        if run.stop_requested:  # a stop (or the watchdog) came while the agent was built
             run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
             return
         history = [m.model_dump() for m in request.history]
@@ -245,8 +296,7 @@ def execute(run: Run, pool: AgentPool) -> None:
         if run.stop_requested:
             run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
         else:
-            run.error = f"The agent failed: {exc}"
-            run.finish(RunStatus.FAILED, "run_failed", error=run.error)
+            run.finish(RunStatus.FAILED, "run_failed", error=f"The agent failed: {exc}")
     finally:
         run.agent = None
         if agent is not None:
@@ -257,16 +307,29 @@ def execute(run: Run, pool: AgentPool) -> None:
 
 def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
     final_text = str(result.get("final_response") or "")
-    run.usage = _usage(result)
+    usage = _usage(result)
     if run.stop_requested or result.get("interrupted"):
-        run.final_text = final_text
-        run.finish(RunStatus.STOPPED, "run_stopped", final_text=final_text)
+        run.finish(RunStatus.STOPPED, "run_stopped", record_usage=usage, final_text=final_text)
     elif result.get("failed") or not result.get("completed", True):
-        run.error = _readable_failure(result, run.model)
-        run.finish(RunStatus.FAILED, "run_failed", error=run.error)
+        error = readable_failure(result, run.model.base_url)
+        # hermes' own words stay in the log; the person reads the sentence.
+        logger.warning(
+            "run %s failed: %s | hermes: error=%r failure_reason=%r final_response=%r",
+            run.run_id,
+            error,
+            result.get("error"),
+            result.get("failure_reason"),
+            str(result.get("final_response") or "")[:500],
+        )
+        run.finish(RunStatus.FAILED, "run_failed", record_usage=usage, error=error)
     else:
-        run.final_text = final_text
-        run.finish(RunStatus.SUCCEEDED, "run_completed", final_text=final_text, usage=run.usage)
+        run.finish(
+            RunStatus.SUCCEEDED,
+            "run_completed",
+            record_usage=usage,
+            final_text=final_text,
+            usage=usage,
+        )
 
 
 def _compaction_summary(agent: Any) -> str:
@@ -279,14 +342,21 @@ class RunRegistry:
     """Every run this process knows, with admission rules and buffer retention."""
 
     def __init__(
-        self, pool: AgentPool, max_active_runs: int, clarify_max_wait_s: float, retention_s: float
+        self,
+        pool: AgentPool,
+        max_active_runs: int,
+        clarify_max_wait_s: float,
+        retention_s: float,
+        idle_timeout_s: float = 600.0,
     ) -> None:
         self.pool = pool
         self.max_active_runs = max_active_runs
         self.clarify_max_wait_s = clarify_max_wait_s
         self.retention_s = retention_s
+        self.idle_timeout_s = idle_timeout_s
         self._lock = threading.Lock()
         self._runs: dict[str, Run] = {}
+        self._watchdog: threading.Thread | None = None
 
     def start(self, request: StartRunRequest) -> Run:
         """Admit and start a run, or raise RunRejected (409 busy/duplicate, 429 cap)."""
@@ -307,11 +377,36 @@ class RunRegistry:
                 )
             run = Run(request, run_id, self.clarify_max_wait_s)
             self._runs[run_id] = run
+            self._ensure_watchdog()
         thread = threading.Thread(
             target=execute, args=(run, self.pool), name=f"run-{run_id}", daemon=True
         )
         thread.start()
         return run
+
+    def _ensure_watchdog(self) -> None:
+        # Under self._lock: the watchdog leaves (under the same lock) once no run is unfinished.
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(
+                target=self._watch, name="run-idle-watchdog", daemon=True
+            )
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        """Fail runs that went quiet; exits when every run has finished."""
+        interval = max(0.05, min(1.0, self.idle_timeout_s / 10))
+        while True:
+            time.sleep(interval)
+            with self._lock:
+                unfinished = [r for r in self._runs.values() if not r.finished]
+                if not unfinished:
+                    self._watchdog = None
+                    return
+            for run in unfinished:
+                try:
+                    run.expire_if_idle(self.idle_timeout_s)
+                except Exception:
+                    logger.exception("idle watchdog failed on run %s", run.run_id)
 
     def get(self, run_id: str) -> Run | None:
         self.purge_expired()

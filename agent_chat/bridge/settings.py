@@ -32,6 +32,8 @@ class BridgeSettings:
     extra_toolsets: tuple[str, ...] = ()
     keepalive_interval_s: float = 15.0
     buffer_retention_s: float = 3600.0
+    # A working run with no event for this long is failed (waiting for an answer is exempt).
+    run_idle_timeout_s: float = 600.0
 
     @property
     def toolsets(self) -> list[str]:
@@ -71,6 +73,7 @@ def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings
         extra_toolsets=toolsets,
         keepalive_interval_s=_number(env, "AGENT_CHAT_BRIDGE_KEEPALIVE_S", 15.0, float),
         buffer_retention_s=_number(env, "AGENT_CHAT_BRIDGE_RETENTION_S", 3600.0, float),
+        run_idle_timeout_s=_number(env, "AGENT_CHAT_RUN_IDLE_TIMEOUT_S", 600.0, float),
     )
 
 

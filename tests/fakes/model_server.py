@@ -13,6 +13,19 @@ Behaviour is chosen by whole-word keywords in the LAST user message (case-insens
   unless the server has a delay of its own).
 - ``delay=<seconds>``: per-request token delay.
 - ``error500``: HTTP 500 with an OpenAI-style error body.
+- ``error401`` / ``error429``: HTTP 401 (bad API key) / 429 (rate limited, ``Retry-After: 1``)
+  with an OpenAI-style error body.
+- ``cutstream``: a few chunks, then the connection is dropped (no ``[DONE]``, an incomplete
+  chunked body).
+- ``malformed``: a few chunks, then a ``data:`` line that is not valid JSON, then the rest.
+- ``slowfirst=<seconds>``: the response starts, then waits that long before the first chunk.
+- ``once``: with one of the faults above, only the first request carrying this exact message
+  is faulty; later ones (hermes' retries) are answered normally.
+
+The fault keywords act only on a request whose last message is the user's (not on the call
+after a tool result). A base URL ``http://host:port/fault/<keywords>/v1`` (keywords joined by
+``+``) applies them to every chat request through it whatever the message says, while the
+models list stays healthy: for probing an endpoint that lists models but cannot answer.
 - a summarization prompt (hermes' context compression): a short summary.
 
 Run it with ``python -m tests.fakes.model_server --port N``, or in-process with
@@ -39,7 +52,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +86,50 @@ class Script:
     token_delay: float = 0.0
 
 
+FAULT_WORDS = ("error401", "error429", "error500", "cutstream", "malformed")
+CUT_AFTER_CHUNKS = 3
+
+
+class _CutStream(Exception):
+    """Raised inside a streaming body to drop the connection on purpose."""
+
+
+class _QuietCuts(logging.Filter):
+    """Keeps uvicorn from logging a traceback for a stream cut on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, _CutStream):
+                return False
+            exc = exc.__cause__ or exc.__context__
+        return True
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What goes wrong with one chat request (nothing, by default)."""
+
+    kind: str | None = None  # one of FAULT_WORDS
+    slow_first_s: float = 0.0
+    once: bool = False
+
+    def __bool__(self) -> bool:
+        return self.kind is not None or self.slow_first_s > 0
+
+
+def find_fault(text: str) -> Fault:
+    """The fault keywords in ``text`` (the last user message, or a /fault/ URL segment)."""
+    kind = next((word for word in FAULT_WORDS if _has_word(text, word)), None)
+    slow = 0.0
+    if match := re.search(r"\bslowfirst=(\d+(?:\.\d+)?)", text, re.IGNORECASE):
+        slow = float(match.group(1))
+    return Fault(kind=kind, slow_first_s=slow, once=_has_word(text, "once"))
+
+
 class FakeModel:
     """Shared state of one fake server: recorded requests and the default token delay."""
 
@@ -81,6 +138,15 @@ class FakeModel:
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
+        self._faulted_once: set[str] = set()
+
+    def first_time(self, key: str) -> bool:
+        """True the first time ``key`` is seen (for ``once`` faults)."""
+        with self._lock:
+            if key in self._faulted_once:
+                return False
+            self._faulted_once.add(key)
+            return True
 
     def record(self, body: dict[str, Any]) -> None:
         with self._lock:
@@ -220,16 +286,34 @@ class _Chunks:
         return f"data: {json.dumps(chunk)}\n\n"
 
 
+BROKEN_CHUNK = 'data: {"id": "chatcmpl-broken", "choices": [{"delta": {"content": "oops\n\n'
+
+
 async def _stream(
-    script: Script, chunks: _Chunks, call_id: str, usage: dict[str, int] | None
+    script: Script,
+    chunks: _Chunks,
+    call_id: str,
+    usage: dict[str, int] | None,
+    fault: Fault = Fault(),
 ) -> AsyncIterator[str]:
+    if fault.slow_first_s:
+        await asyncio.sleep(fault.slow_first_s)
     yield chunks.make({"role": "assistant", "content": ""})
     for piece in script.reasoning:
         await asyncio.sleep(script.token_delay)
         yield chunks.make({"reasoning_content": piece})
-    for piece in script.text:
+    break_after = min(CUT_AFTER_CHUNKS, len(script.text))
+    for number, piece in enumerate(script.text, start=1):
+        if number > break_after and fault.kind == "cutstream":
+            break
         await asyncio.sleep(script.token_delay)
         yield chunks.make({"content": piece})
+        if number == break_after and fault.kind == "malformed":
+            yield BROKEN_CHUNK
+    if fault.kind == "cutstream":
+        raise _CutStream("the fake model drops the connection (cutstream)")
+    if fault.kind == "malformed" and break_after == 0:
+        yield BROKEN_CHUNK
     if script.tool_name:
         arguments = json.dumps(script.tool_args or {})
         half = len(arguments) // 2
@@ -296,6 +380,49 @@ def _model_entry() -> dict[str, Any]:
     }
 
 
+ERROR_RESPONSES: dict[str, tuple[int, dict[str, str], dict[str, str]]] = {
+    "error401": (
+        401,
+        {
+            "message": "Incorrect API key provided: fake-***. (error401)",
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        },
+        {},
+    ),
+    "error429": (
+        429,
+        {
+            "message": "Rate limit reached for fake-model on purpose (error429).",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        },
+        {"Retry-After": "1"},
+    ),
+    "error500": (
+        500,
+        {
+            "message": "The fake model failed on purpose (error500).",
+            "type": "server_error",
+            "code": "internal_error",
+        },
+        {},
+    ),
+}
+
+
+def _request_fault(
+    fake: FakeModel, messages: list[dict[str, Any]], url_faults: str
+) -> tuple[Fault, str]:
+    """The fault for this request and the key that identifies it for ``once``."""
+    if url_faults:
+        return find_fault(url_faults.replace("+", " ")), url_faults
+    if not messages or messages[-1].get("role") != "user":
+        return Fault(), ""
+    last_user = _text_of(messages[-1].get("content"))
+    return find_fault(last_user), last_user
+
+
 def create_fake_model_app(fake: FakeModel) -> Starlette:
     """The Starlette app serving ``fake``."""
 
@@ -309,18 +436,12 @@ def create_fake_model_app(fake: FakeModel) -> Starlette:
         body = await request.json()
         fake.record(body)
         messages = body.get("messages") or []
-        users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
-        if users and _has_word(users[-1], "error500") and messages[-1].get("role") == "user":
-            return JSONResponse(
-                {
-                    "error": {
-                        "message": "The fake model failed on purpose (error500).",
-                        "type": "server_error",
-                        "code": "internal_error",
-                    }
-                },
-                status_code=500,
-            )
+        fault, key = _request_fault(fake, messages, request.path_params.get("faults", ""))
+        if fault and fault.once and not fake.first_time(key):
+            fault = Fault()
+        if fault.kind in ERROR_RESPONSES:
+            status, error, headers = ERROR_RESPONSES[fault.kind]
+            return JSONResponse({"error": error}, status_code=status, headers=headers)
         script = plan_reply(messages, fake.token_delay)
         number = fake.next_id()
         completion_id = f"chatcmpl-fake-{number}"
@@ -328,11 +449,18 @@ def create_fake_model_app(fake: FakeModel) -> Starlette:
         model = body.get("model") or MODEL_ID
         usage = _usage(messages, script)
         if not body.get("stream"):
+            await asyncio.sleep(fault.slow_first_s)
+            if fault.kind == "malformed":
+                return Response(BROKEN_CHUNK[6:], media_type="application/json")
             return JSONResponse(_completion(script, completion_id, model, call_id, usage))
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         return StreamingResponse(
             _stream(
-                script, _Chunks(completion_id, model), call_id, usage if include_usage else None
+                script,
+                _Chunks(completion_id, model),
+                call_id,
+                usage if include_usage else None,
+                fault,
             ),
             media_type="text/event-stream",
         )
@@ -344,11 +472,15 @@ def create_fake_model_app(fake: FakeModel) -> Starlette:
         fake.reset()
         return JSONResponse({"ok": True})
 
+    api = [
+        Route("/models", models),
+        Route("/models/{model_id:path}", model_detail),
+        Route("/chat/completions", chat_completions, methods=["POST"]),
+    ]
     return Starlette(
         routes=[
-            Route("/v1/models", models),
-            Route("/v1/models/{model_id:path}", model_detail),
-            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Mount("/v1", routes=api),
+            Mount("/fault/{faults}/v1", routes=api),
             Route("/_fake/requests", fake_requests),
             Route("/_fake/reset", fake_reset, methods=["POST"]),
         ]
