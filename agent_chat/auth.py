@@ -47,7 +47,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from starlette.requests import Request, cookie_parser
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_chat.config import DATA_DIR, Settings, load_settings
 
@@ -113,17 +113,22 @@ def sign_session(key: bytes, *, expires: int) -> str:
     return f"{expires}.{_signature(key, expires)}"
 
 
-def verify_session(key: bytes, token: str | None, *, now: float, max_age: float) -> bool:
-    """True for an untampered token that has not expired and lives at most `max_age` more."""
+def session_expiry(key: bytes, token: str | None, *, now: float, max_age: float) -> int | None:
+    """When a valid session ends: None for a tampered or expired token, or one that would
+    live more than `max_age` from now."""
     if not token or len(token) > 200:
-        return False
+        return None
     expires_text, dot, signature = token.partition(".")
     if not dot or not expires_text.isascii() or not expires_text.isdigit():
-        return False
+        return None
     expires = int(expires_text)
     if not hmac.compare_digest(signature.encode(), _signature(key, expires).encode()):
-        return False
-    return now < expires <= now + max_age
+        return None
+    return expires if now < expires <= now + max_age else None
+
+
+def verify_session(key: bytes, token: str | None, *, now: float, max_age: float) -> bool:
+    return session_expiry(key, token, now=now, max_age=max_age) is not None
 
 
 # --- rate limiter ------------------------------------------------------------------------------
@@ -392,14 +397,46 @@ class LoginGate:
             response = await self._login_route(config, Request(scope, receive), path)
             await response(scope, receive, send)
             return
-        if is_public(path) or self._has_session(config, scope):
+        if is_public(path):
             await self.app(scope, receive, send)
             return
-        await self._refuse(scope, receive, send)
+        expires = self._session_expiry(config, scope)
+        if expires is None:
+            await self._refuse(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await self._expiring_websocket(scope, receive, send, expires)
+        else:
+            await self.app(scope, receive, send)
+
+    def _session_expiry(self, config: LoginConfig, scope: Scope) -> int | None:
+        token = _cookie(scope, COOKIE_NAME)
+        return session_expiry(config.key, token, now=self.clock(), max_age=config.session_seconds)
 
     def _has_session(self, config: LoginConfig, scope: Scope) -> bool:
-        token = _cookie(scope, COOKIE_NAME)
-        return verify_session(config.key, token, now=self.clock(), max_age=config.session_seconds)
+        return self._session_expiry(config, scope) is not None
+
+    async def _expiring_websocket(
+        self, scope: Scope, receive: Receive, send: Send, expires: int
+    ) -> None:
+        """A websocket that ends with its session: the first message from the browser after
+        the expiry (socket.io's pong comes every 25 s) closes it; reconnecting is refused."""
+        closed = False
+
+        async def receive_until_expiry() -> Message:
+            nonlocal closed
+            message = await receive()
+            if message["type"] == "websocket.receive" and self.clock() >= expires and not closed:
+                closed = True
+                log.info("Session expired: closing the websocket %s", scope["path"])
+                await send({"type": "websocket.close", "code": 1008, "reason": "Session expired"})
+                return {"type": "websocket.disconnect", "code": 1008}
+            return message
+
+        async def send_while_open(message: Message) -> None:
+            if not closed:  # what the app still sends after the close goes nowhere
+                await send(message)
+
+        await self.app(scope, receive_until_expiry, send_while_open)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]

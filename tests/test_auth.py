@@ -474,6 +474,51 @@ async def test_the_event_websocket_is_refused_without_a_session(clock: Clock) ->
     assert sent[1] == {"type": "websocket.send", "text": "state"}
 
 
+async def test_an_open_websocket_closes_when_its_session_expires(clock: Clock) -> None:
+    received: list[dict] = []
+
+    async def socket_app(scope, receive, send):
+        await receive()  # connect
+        await send({"type": "websocket.accept"})
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] == "websocket.disconnect":
+                await send({"type": "websocket.send", "text": "too late"})  # dropped
+                return
+            await send({"type": "websocket.send", "text": "echo " + message["text"]})
+
+    gate = LoginGate(socket_app, config_loader=lambda: CONFIG, clock=clock)
+    token = sign_session(KEY, expires=int(clock.now) + 60)
+    scope = {
+        "type": "websocket",
+        "path": "/_event",
+        "headers": [(b"cookie", f"{COOKIE_NAME}={token}".encode())],
+    }
+    inbox = [
+        {"type": "websocket.connect"},
+        {"type": "websocket.receive", "text": "a"},
+        {"type": "websocket.receive", "text": "b"},
+    ]
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        if len(inbox) == 1:
+            clock.now += 61  # the session ends between the two messages
+        return inbox.pop(0)
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    await gate(scope, receive, send)
+    assert sent == [
+        {"type": "websocket.accept"},
+        {"type": "websocket.send", "text": "echo a"},
+        {"type": "websocket.close", "code": 1008, "reason": "Session expired"},
+    ]
+    assert received[-1] == {"type": "websocket.disconnect", "code": 1008}
+
+
 async def test_lifespan_passes_through(clock: Clock) -> None:
     seen: list[str] = []
 
