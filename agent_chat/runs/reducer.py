@@ -13,6 +13,7 @@ from typing import Any
 
 # Area ② priorities: a lower one never hides a higher one within the same step.
 PRIORITY_SPINNER, PRIORITY_STEP, PRIORITY_STATUS, PRIORITY_TOOL = 0, 1, 2, 3
+WRITING = "Writing…"  # area ② while answer text streams and nothing more specific is known
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,10 @@ def _run_started(view: RunView, e: dict, ts: float | None) -> RunView:
 
 
 def _text_delta(view: RunView, e: dict, ts: float | None) -> RunView:
-    return replace(view, answer=view.answer + str(e.get("text") or ""))
+    view = replace(view, answer=view.answer + str(e.get("text") or ""))
+    if view.status_priority <= PRIORITY_STEP and view.status != WRITING:
+        view = replace(view, status=WRITING, status_priority=PRIORITY_STEP)
+    return view
 
 
 def _text_break(view: RunView, e: dict, ts: float | None) -> RunView:

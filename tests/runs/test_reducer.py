@@ -446,3 +446,17 @@ def test_replay_of_whitespace_heavy_deltas_equals_the_live_view(run: Any) -> Non
     rows = rows_like_the_batch_writer(events, cuts)
     rebuilt = replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
     assert rebuilt == live
+
+
+def test_streaming_text_says_writing_unless_something_more_specific_holds_the_status() -> None:
+    view = replay(
+        [{"type": "step", "seq": 1, "iteration": 1}, {"type": "text_delta", "seq": 2, "text": "Hi"}]
+    )
+    assert view.status == "Writing…"
+    view = replay(
+        [
+            {"type": "status", "seq": 1, "category": "lifecycle", "message": "Retrying in 2 s"},
+            {"type": "text_delta", "seq": 2, "text": "Hi"},
+        ]
+    )
+    assert view.status == "Retrying in 2 s"
