@@ -10,6 +10,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.components.common import safe_markdown, tid
+from agent_chat.components.thinking import labelled_code
 from agent_chat.state.chat import ChatState
 from agent_chat.state.memory import MemoryState, ShortTermRow, SummaryRow, WorkingRow
 
@@ -220,18 +221,6 @@ def working_view() -> rx.Component:
 # ---- short-term -------------------------------------------------------------------------------
 
 
-def _code_block(label: str, text: rx.Var) -> rx.Component:
-    return rx.cond(
-        text != "",
-        rx.vstack(
-            rx.text(label, size="1", weight="bold", color_scheme="gray"),
-            rx.el.pre(text, class_name="tool-code"),
-            spacing="1",
-            width="100%",
-        ),
-    )
-
-
 def tool_item(row: ShortTermRow) -> rx.Component:
     """A tool call, folded to its name, duration and outcome."""
     outcome = rx.cond(
@@ -259,8 +248,8 @@ def tool_item(row: ShortTermRow) -> rx.Component:
             style=_SUMMARY_STYLE,
         ),
         rx.vstack(
-            _code_block("Arguments", row["args"]),
-            _code_block("Result", row["result"]),
+            labelled_code("Arguments", row["args"]),
+            labelled_code("Result", row["result"]),
             spacing="2",
             padding_top="6px",
         ),

@@ -46,7 +46,8 @@ def todo_list(todos: rx.Var) -> rx.Component:
     )
 
 
-def _code(text: rx.Var, label: str) -> rx.Component:
+def labelled_code(label: str, text: rx.Var) -> rx.Component:
+    """A tool's arguments or result: a small label over a scrollable code block."""
     return rx.cond(
         text != "",
         rx.vstack(
@@ -79,7 +80,11 @@ def tool_history_item(tool: ToolRow) -> rx.Component:
                 display="inline-flex",
             ),
         ),
-        rx.vstack(_code(tool["args"], "Arguments"), _code(tool["result"], "Result"), spacing="2"),
+        rx.vstack(
+            labelled_code("Arguments", tool["args"]),
+            labelled_code("Result", tool["result"]),
+            spacing="2",
+        ),
         class_name="tool-item",
         custom_attrs={"data-testid": "tool-history-item", "data-tool": tool["tool"]},
     )
