@@ -143,7 +143,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "REFLEX_WEB_WORKDIR": str(tmp / "web"),
         "REFLEX_STATES_WORKDIR": str(tmp / "states"),
     }
-    for name in ("AGENT_CHAT_MODEL_BASE_URL", "AGENT_CHAT_MODEL", "AGENT_CHAT_MODEL_API_KEY"):
+    for name in (
+        "AGENT_CHAT_MODEL_BASE_URL",
+        "AGENT_CHAT_MODEL",
+        "AGENT_CHAT_MODEL_API_KEY",
+        "AGENT_CHAT_PASSWORD",  # the shared stack runs without a login (test_10 has its own)
+        "AGENT_CHAT_SESSION_HOURS",
+        "AGENT_CHAT_SECRET",
+        "AGENT_CHAT_BRIDGE_TOKEN",
+    ):
         env.pop(name, None)
     with fresh_database(tmp / "app.db") as db_url, running_fake_model(token_delay=0.02) as fake:
         env["AGENT_CHAT_DB_URL"] = db_url  # SQLite, or PostgreSQL (tests/databases.py)
