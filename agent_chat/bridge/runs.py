@@ -394,9 +394,8 @@ class RunRegistry:
 
     def _watch(self) -> None:
         """Fail runs that went quiet; exits when every run has finished."""
-        interval = max(0.05, min(1.0, self.idle_timeout_s / 10))
         while True:
-            time.sleep(interval)
+            time.sleep(max(0.05, min(1.0, self.idle_timeout_s / 10)))
             with self._lock:
                 unfinished = [r for r in self._runs.values() if not r.finished]
                 if not unfinished:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -207,10 +208,26 @@ async def test_a_slow_first_token_within_the_limits_completes(
 # ---- the inactivity watchdog ---------------------------------------------------------------
 
 
+async def _warm_bridge(
+    start_bridge: Any, fake: RunningFakeModel, session_id: str, idle_timeout_s: float
+) -> RunningBridge:
+    """A bridge whose idle timeout is ``idle_timeout_s`` once the session's agent is built.
+
+    Building an agent (and hermes' first turn in a process) takes a second or more before the
+    first event; with a 1 s timeout that alone would trip the watchdog. So one normal run
+    first, under the default timeout, then the short one.
+    """
+    bridge = start_bridge(keepalive_interval_s=0.2)
+    stream, _ = await _run(bridge, run_body(bridge.model(fake), "hello", session_id))
+    assert stream.events[-1].type == "run_completed"
+    bridge.app.state.registry.idle_timeout_s = idle_timeout_s
+    return bridge
+
+
 async def test_the_watchdog_fails_a_run_whose_first_token_is_too_slow(
     start_bridge: Any, fake_model: RunningFakeModel
 ) -> None:
-    bridge = start_bridge(run_idle_timeout_s=1.0, keepalive_interval_s=0.2)
+    bridge = await _warm_bridge(start_bridge, fake_model, "idle-s", 1.0)
     model = bridge.model(fake_model)
     started = time.monotonic()
     stream, state = await _run(bridge, run_body(model, "slowfirst=5 hi", "idle-s"))
@@ -222,21 +239,23 @@ async def test_the_watchdog_fails_a_run_whose_first_token_is_too_slow(
     assert state["status"] == "failed"
     assert stream.keepalives >= 2  # keep-alives went out and did not count as activity
     assert took < 4.5  # failed by the watchdog, not after the slow token arrived
+    # hermes was interrupted: the run's thread ends before the slow token would have come.
+    thread_name = f"run-{stream.events[-1].data['run_id']}"
+    deadline = time.monotonic() + 2.0
+    while any(t.name == thread_name for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the run thread is still in hermes"
+        await asyncio.sleep(0.05)
     # The session is free again and its next run works.
     again, _ = await _run(bridge, run_body(model, "hello again", "idle-s"))
     assert again.events[-1].type == "run_completed"
     async with httpx.AsyncClient(base_url=bridge.base_url, timeout=10) as client:
-        for _ in range(100):
-            if (await client.get("/health")).json()["active_runs"] == 0:
-                break
-            await asyncio.sleep(0.05)
         assert (await client.get("/health")).json()["active_runs"] == 0
 
 
 async def test_the_watchdog_leaves_a_run_waiting_for_an_answer_alone(
     start_bridge: Any, fake_model: RunningFakeModel
 ) -> None:
-    bridge = start_bridge(run_idle_timeout_s=1.0, keepalive_interval_s=0.2)
+    bridge = await _warm_bridge(start_bridge, fake_model, "idle-ask-s", 1.0)
     async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
         run_id = await start_run(client, run_body(bridge.model(fake_model), "ask me", "idle-ask-s"))
         answered: list[asyncio.Task] = []

@@ -23,7 +23,9 @@ Behaviour is chosen by whole-word keywords in the LAST user message (case-insens
   is faulty; later ones (hermes' retries) are answered normally.
 
 The fault keywords act only on a request whose last message is the user's (not on the call
-after a tool result). A base URL ``http://host:port/fault/<keywords>/v1`` (keywords joined by
+after a tool result), and only in its last paragraph: hermes merges two user turns in a row
+(the question of a FAILED answer, which history leaves out, and the next one) with a blank
+line, and the newer message decides. A base URL ``http://host:port/fault/<keywords>/v1`` (keywords joined by
 ``+``) applies them to every chat request through it whatever the message says, while the
 models list stays healthy: for probing an endpoint that lists models but cannot answer.
 - a summarization prompt (hermes' context compression): a short summary.
@@ -420,7 +422,7 @@ def _request_fault(
     if not messages or messages[-1].get("role") != "user":
         return Fault(), ""
     last_user = _text_of(messages[-1].get("content"))
-    return find_fault(last_user), last_user
+    return find_fault(last_user.rsplit("\n\n", 1)[-1]), last_user
 
 
 def create_fake_model_app(fake: FakeModel) -> Starlette:
