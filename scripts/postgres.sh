@@ -11,7 +11,9 @@ set -euo pipefail
 usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 [ $# = 2 ] || usage
 action=$1
-dir=$2
+dir=$(realpath -m "$2")
+# The tools run as `postgres`, which may not be allowed into the current folder.
+cd /
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -40,7 +42,11 @@ case $action in
     chmod 700 "$dir"
     password=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
     printf '%s\n' "$password" >"$dir/password"
-    if [ "$(id -u)" = 0 ]; then chown -R postgres: "$dir"; fi
+    if [ "$(id -u)" = 0 ]; then
+      chown -R postgres: "$dir"
+      runuser -u postgres -- test -r "$dir/password" ||
+        { echo "postgres.sh: user postgres cannot reach $dir (try a folder in /tmp)" >&2; exit 1; }
+    fi
     run_as_owner "$bin/initdb" --pgdata="$dir/data" --username=postgres --pwfile="$dir/password" \
       --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 \
       >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
