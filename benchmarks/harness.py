@@ -29,7 +29,8 @@ if str(ROOT) not in sys.path:
 import httpx  # noqa: E402
 import psutil  # noqa: E402
 
-RESULTS_DIR = ROOT / "benchmarks" / "results"
+# Full runs keep their figures in results/ (committed); --quick runs in results/quick/ (ignored).
+RESULTS_DIR = ROOT / "benchmarks" / "results" / ("quick" if "--quick" in sys.argv else "")
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -155,7 +156,7 @@ class Report:
     def finish(self) -> None:
         """Print the table and keep a JSON copy in benchmarks/results/."""
         print(self.render(), flush=True)
-        RESULTS_DIR.mkdir(exist_ok=True)
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
         data = {
             "benchmark": self.benchmark,
             "title": self.title,

@@ -85,7 +85,7 @@ def main() -> None:
             failed.append(name)
             (h.RESULTS_DIR / f"{name}.json").unlink(missing_ok=True)
         h.log(f"=== {name} took {time.monotonic() - t0:.0f} s")
-    h.RESULTS_DIR.mkdir(exist_ok=True)
+    h.RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     # The summary shows every benchmark's latest result, also those not run this time.
     (h.RESULTS_DIR / "SUMMARY.md").write_text(summary([n for n, _ in BENCHMARKS]) + "\n")
     h.log(
