@@ -66,6 +66,7 @@ const store = (() => {
     },
   };
   window.agentChatStream = api;
+  window.acs = api.append; // the short name the server's scripts call
   return api;
 })();
 

@@ -20,18 +20,28 @@ from agent_chat.state.chat import ChatState
 from agent_chat.state.rows import MessageRow
 
 
-def _copy_button(text: rx.Var) -> rx.Component:
-    return rx.tooltip(
-        rx.icon_button(
-            rx.icon("copy", size=14),
-            variant="ghost",
-            size="1",
-            color_scheme="gray",
-            on_click=[rx.set_clipboard(text), rx.toast("Copied", duration=1500)],
-            aria_label="Copy message",
-            custom_attrs=tid("copy-message"),
-        ),
-        content="Copy",
+def _copy_button(row: MessageRow) -> rx.Component:
+    """Copy to the clipboard; a streamed answer's text is not in its row, so the server
+    copies it from the database."""
+
+    def button(on_click) -> rx.Component:
+        return rx.tooltip(
+            rx.icon_button(
+                rx.icon("copy", size=14),
+                variant="ghost",
+                size="1",
+                color_scheme="gray",
+                on_click=on_click,
+                aria_label="Copy message",
+                custom_attrs=tid("copy-message"),
+            ),
+            content="Copy",
+        )
+
+    return rx.cond(
+        row["stream_id"] != "",
+        button(ChatState.copy_message(row["id"])),
+        button([rx.set_clipboard(row["content"]), rx.toast("Copied", duration=1500)]),
     )
 
 
@@ -133,7 +143,7 @@ def user_message(row: MessageRow) -> rx.Component:
         rx.hstack(
             version_switcher(row),
             rx.hstack(
-                _copy_button(row["content"]),
+                _copy_button(row),
                 _icon_action("pencil", "Edit", "edit-message", ChatState.start_edit(row["id"])),
                 class_name="message-actions",
                 spacing="1",
@@ -223,6 +233,16 @@ def _final_body(row: MessageRow) -> rx.Component:
         _summary_toggle(row),
         _unfolded_panel(row),
         rx.cond(
+            row["stream_id"] != "",
+            rx.box(
+                stream_text(
+                    stream_id=row["stream_id"], initial="", markdown=True, class_name="md stream-md"
+                ),
+                custom_attrs=tid("message-content"),
+                width="100%",
+            ),
+        ),
+        rx.cond(
             row["content"] != "",
             rx.box(
                 safe_markdown(row["content"]), custom_attrs=tid("message-content"), width="100%"
@@ -245,7 +265,7 @@ def _final_body(row: MessageRow) -> rx.Component:
         rx.hstack(
             version_switcher(row),
             rx.hstack(
-                _copy_button(row["content"]),
+                _copy_button(row),
                 _icon_action(
                     "refresh-cw", "Regenerate", "regenerate", ChatState.regenerate(row["id"])
                 ),

@@ -25,7 +25,9 @@ stream_text = StreamText.create
 
 def append_script(chunk: Chunk) -> str:
     """JavaScript that appends a chunk (the stream's text from its offset) in the page."""
+    # Short on purpose: this wrapper travels with every update (assets/stream_text.jsx
+    # defines window.acs).
     return (
-        f"window.agentChatStream&&window.agentChatStream.append("
-        f"{json.dumps(chunk.stream_id)},{chunk.offset},{json.dumps(chunk.text, ensure_ascii=False)})"
+        f"window.acs&&acs({json.dumps(chunk.stream_id)},{chunk.offset},"
+        f"{json.dumps(chunk.text, ensure_ascii=False)})"
     )

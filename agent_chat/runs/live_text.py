@@ -24,9 +24,10 @@ class LiveText:
     def __init__(self, message_id: int) -> None:
         self.message_id = message_id
         self.answer_id = ""
-        self.thinking_id = f"thinking-{message_id}"
+        self.thinking_id = f"t{message_id}"
         self.sent_answer = 0
         self.sent_thinking = 0
+        self.answer_text = ""  # what the page holds of the current answer stream
 
     def seed(self, view: RunView) -> tuple[str, str]:
         """Start (or restart after a reconnect): the page gets both texts whole."""
@@ -37,11 +38,12 @@ class LiveText:
         """A new answer stream (after a segment moved to thinking): its text so far."""
         self.answer_id = self.answer_stream_id(view)
         self.sent_answer = len(view.answer)
+        self.answer_text = view.answer
         return view.answer
 
     def answer_stream_id(self, view: RunView) -> str:
         # The answer restarts empty after each text segment that moved to the thinking area.
-        return f"answer-{self.message_id}-{view.segment}"
+        return f"a{self.message_id}-{view.segment}"
 
     def needs_answer_seed(self, view: RunView) -> bool:
         return self.answer_stream_id(view) != self.answer_id
@@ -51,6 +53,7 @@ class LiveText:
         out = []
         if len(view.answer) > self.sent_answer:
             out.append(Chunk(self.answer_id, self.sent_answer, view.answer[self.sent_answer :]))
+            self.answer_text += view.answer[self.sent_answer :]
             self.sent_answer = len(view.answer)
         if len(view.thinking) > self.sent_thinking:
             out.append(
@@ -58,3 +61,8 @@ class LiveText:
             )
             self.sent_thinking = len(view.thinking)
         return out
+
+    def page_has_answer(self, answer: str) -> bool:
+        """Whether the page's stream already shows `answer` (the stored final text), so the
+        finished message can keep showing the stream instead of receiving the text again."""
+        return bool(self.answer_id) and self.answer_text.rstrip() == answer.rstrip()

@@ -9,7 +9,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.stream_text import append_script
-from agent_chat.db import logs, model_configs, sessions
+from agent_chat.db import logs, messages, model_configs, sessions
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.errors import StoreError
 from agent_chat.db.messages import switch_version
@@ -41,7 +41,14 @@ COMPOSER_ID = "composer"
 DEFAULT_CHOICE = "__default__"  # radix select items cannot have an empty value
 NO_SKILL = "__none__"
 COALESCE_S = 0.05
-PAGE_SIZE = 50  # messages shown when a conversation opens; more on request  # at most one live update per 50 ms per tab
+PAGE_SIZE = 50
+UNFOLDED_FIELDS = (
+    "expanded",
+    "thinking",
+    "tools",
+    "todos",
+    "answers",
+)  # messages shown when a conversation opens; more on request  # at most one live update per 50 ms per tab
 
 
 def _route_session_id(state: rx.State) -> str:
@@ -87,6 +94,9 @@ class ChatState(AppState):
     selected_skill: str = NO_SKILL
 
     _follow_gen: int = 0
+    # Finished answers whose text this page already has from streaming: message id -> stream
+    # id. Their rows carry no text, so the answer is not sent a second time.
+    _streamed: dict[int, str] = {}
     _seen_version: int = 0  # RunManager.session_version when this tab last synced
 
     @rx.var
@@ -155,6 +165,7 @@ class ChatState(AppState):
         if session_uuid != self.current_uuid:
             self.shown_limit, self.editing_id = PAGE_SIZE, 0
         self.current_uuid = session_uuid  # first: the sidebar treats it as seen
+        self._streamed = {}  # a page load starts with empty streams
         await self._load_common()
         self._seen_version = self.svc().runs.session_version(session_uuid)
         found = await self._reload_messages()
@@ -182,11 +193,18 @@ class ChatState(AppState):
         if chat.unread:  # this tab shows it now: it has been seen
             await svc.storage.call(sessions.set_unread, session_id=chat.id, unread=False)
         self.title = chat.title
-        self.has_earlier = view.has_earlier
-        self.messages = [
-            message_row(m, view.stats.get(m.id), view.versions.get(m.id, (1, 1)))
-            for m in view.messages
-        ]
+        self._set("has_earlier", view.has_earlier)
+        unfolded = {m["id"]: m for m in self.messages if m["expanded"]}
+        rows = []
+        for m in view.messages:
+            row = message_row(m, view.stats.get(m.id), view.versions.get(m.id, (1, 1)))
+            if m.id in self._streamed:
+                row = {**row, "content": "", "stream_id": self._streamed[m.id]}
+            if m.id in unfolded:  # keep an unfolded thinking panel open across reloads
+                row = {**row, **{k: unfolded[m.id][k] for k in UNFOLDED_FIELDS}}
+            rows.append(row)
+        # The list is resent whole when assigned: only when something changed.
+        self._set("messages", rows)
         if chat.model_id and any(m["id"] == chat.model_id for m in self.models):
             self.selected_model = str(chat.model_id)
         self.selected_skill = chat.skill_folder or NO_SKILL
@@ -398,6 +416,14 @@ class ChatState(AppState):
         self.messages = [*self.messages[:index], row, *self.messages[index + 1 :]]
 
     @rx.event
+    async def copy_message(self, message_id: int):
+        """Copy a message whose text the page holds only in its stream."""
+        message = await self.svc().storage.call(messages.get_message, message_id=message_id)
+        if message is not None:
+            return [rx.set_clipboard(message.content), rx.toast("Copied", duration=1500)]
+        return None
+
+    @rx.event
     async def answer_question(self, answer: str):
         """Send the person's answer to the agent's pending question."""
         answer = (answer or "").strip()
@@ -459,9 +485,17 @@ class ChatState(AppState):
             chunks = text.chunks(view)
             if chunks:
                 yield rx.call_script(";".join(append_script(c) for c in chunks))
+        if live is None:
+            return
+        final = live.view
+        chunks = text.chunks(final)  # the text that came with the last events
+        if chunks:
+            yield rx.call_script(";".join(append_script(c) for c in chunks))
         async with self:
             if self._follow_gen != gen or self.live_run_id != run_id:
                 return
+            if text.page_has_answer(final.answer):
+                self._streamed = {**self._streamed, live.message_id: text.answer_id}
             await self._reload_messages()
             self._clear_live()
             sidebar = await self.get_state(SidebarState)

@@ -57,6 +57,7 @@ class MessageRow(TypedDict):
     tools: list[ToolRow]
     todos: list[TodoRow]
     answers: list[AnswerRow]
+    stream_id: str  # set when the page's stream already holds the content (sent as "")
     version: int  # 1-based position among its siblings
     versions: int  # number of siblings (1: no switcher)
 
@@ -170,6 +171,7 @@ def message_row(
         tools=[],
         todos=[],
         answers=[],
+        stream_id="",
         version=version[0],
         versions=version[1],
     )

@@ -63,3 +63,27 @@ def test_a_tab_that_lost_its_connection_mid_stream_catches_up(page: Page, stack:
     assert_contiguous(words)
     assert len(words) == 300
     assert running, "the run ended before the check: make the stream longer"
+
+
+def test_a_streamed_answer_reaches_the_page_once_and_can_still_be_copied(
+    page: Page, stack: Stack
+) -> None:
+    frames: list[str] = []
+    page.on(
+        "websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload)))
+    )
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    send(page, "long 200 delay=0.01")
+    assistant = page.get_by_test_id("message-assistant").last
+    expect(assistant).to_have_attribute("data-status", "SUCCESS")
+    assert_contiguous(words_in(page))
+    assert len(words_in(page)) == 200
+    # The text came as deltas while streaming and is not sent again when the run ends.
+    assert sum(f.count("word199 ") for f in frames) == 1
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    assistant.hover()
+    assistant.get_by_test_id("copy-message").click()
+    expect(page.get_by_text("Copied")).to_be_visible()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.split() == [f"word{i}" for i in range(1, 201)]

@@ -101,9 +101,7 @@ def test_chunks_carry_only_new_text_with_offsets() -> None:
     text = LiveText(message_id=1)
     text.seed(view)
     view = apply(view, {"type": "text_delta", "seq": 1, "text": "Hello "})
-    assert [(c.stream_id, c.offset, c.text) for c in text.chunks(view)] == [
-        ("answer-1-0", 0, "Hello ")
-    ]
+    assert [(c.stream_id, c.offset, c.text) for c in text.chunks(view)] == [("a1-0", 0, "Hello ")]
     view = apply(view, {"type": "text_delta", "seq": 2, "text": "world"})
     assert [(c.offset, c.text) for c in text.chunks(view)] == [(6, "world")]
     assert text.chunks(view) == []  # nothing new, nothing sent
@@ -111,5 +109,5 @@ def test_chunks_carry_only_new_text_with_offsets() -> None:
     assert text.needs_answer_seed(view)
     assert text.seed_answer(view) == ""
     assert [(c.stream_id, c.offset, c.text) for c in text.chunks(view)] == [
-        ("thinking-1", 0, "Hello world")
+        ("t1", 0, "Hello world")
     ]
