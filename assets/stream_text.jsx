@@ -122,29 +122,7 @@ export function StreamText({ streamId, initial, markdown, className }) {
   useEffect(() => {
     if (!store) return undefined;
     setText(store.seed(streamId, initial || ""));
-    // A long unfinished paragraph is parsed again on every update: while the last block is
-    // long, show updates at most every 150 ms (finished blocks are frozen anyway).
-    let timer = null;
-    let last = 0;
-    const show = (next) => {
-      const tail = next.length - next.lastIndexOf("\n\n");
-      const wait = tail > 4000 ? 150 - (Date.now() - last) : 0;
-      if (wait <= 0) {
-        last = Date.now();
-        setText(next);
-      } else if (!timer) {
-        timer = setTimeout(() => {
-          timer = null;
-          last = Date.now();
-          setText(store.text(streamId));
-        }, wait);
-      }
-    };
-    const unsubscribe = store.subscribe(streamId, show);
-    return () => {
-      unsubscribe();
-      if (timer) clearTimeout(timer);
-    };
+    return store.subscribe(streamId, setText);
   }, [streamId, initial]);
   const blocks = useMemo(() => (markdown ? splitBlocks(text) : null), [text, markdown]);
   if (!markdown) {
