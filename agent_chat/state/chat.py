@@ -41,6 +41,7 @@ COMPOSER_ID = "composer"
 DEFAULT_CHOICE = "__default__"  # radix select items cannot have an empty value
 NO_SKILL = "__none__"
 COALESCE_S = 0.05
+LONG_ANSWER = 16_000  # characters; beyond, one live update per 100 ms
 PAGE_SIZE = 50
 UNFOLDED_FIELDS = (
     "expanded",
@@ -470,7 +471,11 @@ class ChatState(AppState):
             now_sid = client_sid(token)
             if not changed and now_sid is None:
                 return  # the tab is gone; a reload re-attaches through load_chat
-            await asyncio.sleep(COALESCE_S)
+            # A long answer updates less often: each update makes the browser lay out the
+            # growing text again (benchmarks/RESULTS.md #3).
+            await asyncio.sleep(
+                COALESCE_S if len(live.view.answer) < LONG_ANSWER else 2 * COALESCE_S
+            )
             view = live.view
             async with self:
                 if self._follow_gen != gen or self.live_run_id != run_id:
