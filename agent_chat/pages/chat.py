@@ -88,6 +88,7 @@ def _empty_start() -> rx.Component:
             spacing="2",
         ),
         flex="1",
+        width="100%",
     )
 
 
@@ -102,6 +103,7 @@ def _not_found() -> rx.Component:
             custom_attrs={"data-testid": "not-found"},
         ),
         flex="1",
+        width="100%",
     )
 
 
