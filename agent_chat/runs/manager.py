@@ -455,25 +455,28 @@ class RunManager:
         view = live.view
         await self._flush_quietly()
         usage = view.usage or {}
-        try:
-            await self._store_with_retry(
-                _finalise,
-                message_id=live.message_id,
-                run_id=live.run_id,
-                content=view.answer,
-                status=status,
-                error=error or view.error,
-                usage=usage,
-                summary=view.compactions[-1] if view.compactions else None,
-                abandon_questions=status != MessageStatus.SUCCESS,
-            )
-        except (StoreError, SQLAlchemyError):
-            # Still RUNNING in the database: the next start re-attaches and finalises it
-            # from the bridge's buffer or the stored terminal event.
-            log.exception("finalising message %s failed", live.message_id)
-        if error and view.state not in ("failed", "stopped", "succeeded"):
-            live.view = apply(view, {"type": "run_failed", "error": error})
-        self._runs.pop(live.run_id, None)
+        # Under the start lock: a send that sees the stored outcome also sees the run gone
+        # (and one that sees the run still here is refused before anything is written).
+        async with self._lock:
+            try:
+                await self._store_with_retry(
+                    _finalise,
+                    message_id=live.message_id,
+                    run_id=live.run_id,
+                    content=view.answer,
+                    status=status,
+                    error=error or view.error,
+                    usage=usage,
+                    summary=view.compactions[-1] if view.compactions else None,
+                    abandon_questions=status != MessageStatus.SUCCESS,
+                )
+            except (StoreError, SQLAlchemyError):
+                # Still RUNNING in the database: the next start re-attaches and finalises it
+                # from the bridge's buffer or the stored terminal event.
+                log.exception("finalising message %s failed", live.message_id)
+            if error and view.state not in ("failed", "stopped", "succeeded"):
+                live.view = apply(view, {"type": "run_failed", "error": error})
+            self._runs.pop(live.run_id, None)
         live.reconnecting = False
         live.bump()
         self._signal_activity(live.session_uuid)

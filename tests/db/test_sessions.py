@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -81,7 +80,8 @@ def test_list_sessions_hides_archived_unless_asked(session: Session) -> None:
     }
 
 
-def test_list_sessions_is_fast_with_ten_thousand_sessions(engine: Engine) -> None:
+def test_list_sessions_pages_ten_thousand_sessions_newest_first(engine: Engine) -> None:
+    # Speed is measured in benchmarks/sidebar.py (issue 6: no timing assertions here).
     now = utcnow()
     rows = [
         {
@@ -98,11 +98,12 @@ def test_list_sessions_is_fast_with_ten_thousand_sessions(engine: Engine) -> Non
     with open_session(engine) as session:
         session.execute(insert(ChatSession), rows)
     with open_session(engine) as session:
-        started = time.perf_counter()
         page = list_sessions(session=session, limit=50)
-        elapsed = time.perf_counter() - started
+        second = list_sessions(session=session, limit=50, offset=50)
     assert [c.title for c in page[:2]] == ["chat 1", "chat 2"]
-    assert elapsed < 0.2
+    assert len(page) == len(second) == 50
+    assert not {c.id for c in page} & {c.id for c in second}
+    assert all(c.status == "ACTIVE" for c in page + second)
 
 
 def test_list_sessions_query_uses_the_status_index(session: Session) -> None:

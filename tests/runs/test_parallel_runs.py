@@ -19,7 +19,13 @@ from agent_chat.runs.storage import Storage
 from tests.conftest import RunningBridge
 from tests.fakes.model_server import free_port
 from tests.runs.conftest import MakeManager
-from tests.runs.test_manager import assert_every_seq_once, finished, new_chat, stored_seqs
+from tests.runs.test_manager import (
+    assert_every_seq_once,
+    finished,
+    new_chat,
+    stored_seqs,
+    wait_for,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,7 +100,8 @@ async def test_bridge_killed_mid_run_fails_the_answer_keeps_its_logs_and_the_ses
         assert answer.content.startswith("word1 word2 ")  # the partial answer is kept
         seqs = stored_seqs(storage, answer.id)
         assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 20  # kept, no gaps
-        assert manager.live_for_session(session_uuid) is None  # the session can be used again
+        # The session can be used again.
+        await wait_for(lambda: manager.live_for_session(session_uuid) is None)
     finally:
         if process.poll() is None:
             process.kill()
