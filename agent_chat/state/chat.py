@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import reflex as rx
 
@@ -99,6 +100,7 @@ class ChatState(AppState):
     # id. Their rows carry no text, so the answer is not sent a second time.
     _streamed: dict[int, str] = {}
     _seen_version: int = 0  # RunManager.session_version when this tab last synced
+    _follow_beat: float = 0.0  # when this tab's follower last ran (time.time())
 
     @rx.var
     def running(self) -> bool:
@@ -258,9 +260,16 @@ class ChatState(AppState):
         window); True if this tab should start following a run."""
         runs = self.svc().runs
         version = runs.session_version(self.current_uuid) if self.current_uuid else 0
-        if version == self._seen_version or self.live_run_id:
-            return False  # nothing new, or this tab's follower already tracks the run
+        if version == self._seen_version:
+            return False
+        if self.live_run_id and (
+            runs.live(self.live_run_id) is not None or time.time() - self._follow_beat < 2
+        ):
+            return False  # this tab's follower tracks the run and will catch its end
+        # Either a run came or went elsewhere, or this tab shows a run that has ended
+        # without its follower noticing: show the stored state.
         self._seen_version = version
+        self._clear_live()
         await self._reload_messages()
         return self._attach_live()
 
@@ -457,16 +466,18 @@ class ChatState(AppState):
         growing texts as deltas (`rx.call_script`), at most one update per 50 ms."""
         runs = self.svc().runs
         async with self:
+            run_id = self.live_run_id
+            live = runs.live(run_id) if run_id else None
+            if live is None:
+                return  # nothing to follow (queued behind a switch): leave any follower be
             self._follow_gen += 1
             gen = self._follow_gen
-            run_id = self.live_run_id
+            self._follow_beat = time.time()
             token = self.router.session.client_token
-            live = runs.live(run_id)
-            if live is not None:
-                text = LiveText(live.message_id)
-                self._seed(text, live.view)
+            text = LiveText(live.message_id)
+            self._seed(text, live.view)
         sid = client_sid(token)
-        while live is not None and runs.live(run_id) is live:
+        while runs.live(run_id) is live:
             changed = await live.wait_changed(timeout=15)
             now_sid = client_sid(token)
             if not changed and now_sid is None:
@@ -480,6 +491,7 @@ class ChatState(AppState):
             async with self:
                 if self._follow_gen != gen or self.live_run_id != run_id:
                     return  # switched session, or a newer follower took over
+                self._follow_beat = time.time()
                 self._show_live(live)
                 if now_sid is not None and now_sid != sid:
                     # Reconnected: chunks sent meanwhile were dropped, so start over whole.
@@ -490,8 +502,6 @@ class ChatState(AppState):
             chunks = text.chunks(view)
             if chunks:
                 yield rx.call_script(";".join(append_script(c) for c in chunks))
-        if live is None:
-            return
         final = live.view
         chunks = text.chunks(final)  # the text that came with the last events
         if chunks:
