@@ -29,19 +29,10 @@ if str(ROOT) not in sys.path:
 import httpx  # noqa: E402
 import psutil  # noqa: E402
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (re-exported)
+
 # Full runs keep their figures in results/ (committed); --quick runs in results/quick/ (ignored).
 RESULTS_DIR = ROOT / "benchmarks" / "results" / ("quick" if "--quick" in sys.argv else "")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 MODEL_NAME = "fake-model"
 CONTEXT_LENGTH = 131072
 

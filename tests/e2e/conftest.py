@@ -14,22 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.databases import fresh_database
 from tests.fakes.model_server import RunningFakeModel, free_port, running_fake_model
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SKILL_MD = """---
 name: Haiku writer
 description: Answers in haiku
