@@ -282,9 +282,7 @@ class RunManager:
 
     def _prepare_turn(self, *, session: Any, plan: TurnPlan, run_id: str) -> PreparedTurn:
         """Write the turn's messages (one transaction) and gather what the bridge needs."""
-        chat = sessions.get_session(session=session, session_uuid=plan.session_uuid)
-        if chat is None:
-            raise RunRefused("This conversation does not exist (it may have been deleted).")
+        chat = _existing_chat(session, plan.session_uuid)
         model = _resolve_model(session, plan.model_id, chat.model_id)
         skill_folder = plan.skill_folder if plan.mode == "send" else chat.skill_folder
         system_prompt = None
@@ -559,11 +557,16 @@ def _own_message(
     return message
 
 
-def _mark_reset(*, session: Any, session_uuid: str) -> str:
-    """New hermes session id and a RESET marker under the branch's leaf; the old id."""
+def _existing_chat(session: Any, session_uuid: str) -> ChatSession:
     chat = sessions.get_session(session=session, session_uuid=session_uuid)
     if chat is None:
         raise RunRefused("This conversation does not exist (it may have been deleted).")
+    return chat
+
+
+def _mark_reset(*, session: Any, session_uuid: str) -> str:
+    """New hermes session id and a RESET marker under the branch's leaf; the old id."""
+    chat = _existing_chat(session, session_uuid)
     branch = messages.active_branch(session=session, chat_session_id=chat.id)
     if not branch or branch[-1].status == MessageStatus.RESET.value:
         raise RunRefused("There is nothing to reset yet.")

@@ -306,16 +306,10 @@ class ChatState(AppState):
         except RunRefused as exc:
             self.composer_error = str(exc)  # the text stays in the box: nothing is lost
             return None
-        await self._reload_messages()
-        self._attach_live()
-        sidebar = await self.get_state(SidebarState)
-        await sidebar.refresh()
-        events: list = [rx.set_value(COMPOSER_ID, "")]
-        if new_session:
-            events.append(rx.redirect(routes.chat_url(self.current_uuid)))
-        else:
-            events.append(ChatState.follow_run)
-        return events
+        follow = await self._after_new_run()
+        # A new conversation gets its own URL; its page load starts the follower.
+        then = rx.redirect(routes.chat_url(self.current_uuid)) if new_session else follow
+        return [rx.set_value(COMPOSER_ID, ""), then]
 
     @rx.event
     async def stop(self):
@@ -362,6 +356,7 @@ class ChatState(AppState):
         self.editing_id = 0
 
     async def _after_new_run(self):
+        """Show the run just started here; the event that follows it live."""
         await self._reload_messages()
         self._attach_live()
         sidebar = await self.get_state(SidebarState)
