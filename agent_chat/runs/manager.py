@@ -453,9 +453,11 @@ class RunManager:
         view = live.view
         await self._flush_quietly()
         usage = view.usage or {}
-        # Under the start lock: a send that sees the stored outcome also sees the run gone
-        # (and one that sees the run still here is refused before anything is written).
+        # Under the start lock, and out of `_runs` before the outcome is stored: whoever
+        # sees the stored outcome also sees the run gone, and a send waits for the lock, so
+        # its context already holds this answer.
         async with self._lock:
+            self._runs.pop(live.run_id, None)
             try:
                 await self._store_with_retry(
                     _finalise,
@@ -474,7 +476,6 @@ class RunManager:
                 log.exception("finalising message %s failed", live.message_id)
             if error and view.state not in ("failed", "stopped", "succeeded"):
                 live.view = apply(view, {"type": "run_failed", "error": error})
-            self._runs.pop(live.run_id, None)
         live.reconnecting = False
         live.bump()
         self._signal_activity(live.session_uuid)
