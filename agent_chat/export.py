@@ -31,8 +31,8 @@ from agent_chat.db.models import (
     RunPause,
 )
 from agent_chat.db.sessions import get_session
-from agent_chat.runs.log_codec import row_to_event
-from agent_chat.runs.reducer import RunView, ToolCall, replay
+from agent_chat.protocol.log_codec import row_to_event
+from agent_chat.protocol.reducer import RunView, ToolCall, replay
 
 FORMATS = ("md", "json")
 BRANCHES = ("active", "all")

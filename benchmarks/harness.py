@@ -469,7 +469,7 @@ def seq_coverage(db_url: str, message_id: int) -> tuple[int, int, int]:
     """(distinct seqs stored, duplicates, max seq) of one message's log."""
     from agent_chat.db import logs
     from agent_chat.db.engine import make_engine, open_session
-    from agent_chat.runs.log_codec import seqs_covered
+    from agent_chat.protocol.log_codec import seqs_covered
 
     engine = make_engine(db_url)
     try:

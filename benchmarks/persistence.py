@@ -8,7 +8,7 @@ per variant, each in its own database file.
   timed until `close()` has flushed everything.
 - one transaction per event: `agent_chat.db.logs.append_logs` with one row per `open_session`.
 
-Both must store every seq exactly once (`agent_chat.runs.log_codec.seqs_covered`).
+Both must store every seq exactly once (`agent_chat.protocol.log_codec.seqs_covered`).
 Target: ≥ 10 × faster, 0 lost. Median of 3 repetitions (the per-event variant once in --quick).
 
 Run: python benchmarks/persistence.py [--quick] [--events N] [--repeat K]
@@ -30,8 +30,8 @@ from agent_chat.db import logs, messages, sessions  # noqa: E402
 from agent_chat.db.engine import open_session  # noqa: E402
 from agent_chat.db.logs import LogRow  # noqa: E402
 from agent_chat.db.models import MessageRole, MessageStatus  # noqa: E402
+from agent_chat.protocol.log_codec import event_to_row, seqs_covered  # noqa: E402
 from agent_chat.runs.batch_writer import LogBatchWriter  # noqa: E402
-from agent_chat.runs.log_codec import event_to_row, seqs_covered  # noqa: E402
 
 
 def make_events(count: int) -> list[tuple[str, int, dict]]:

@@ -28,8 +28,8 @@ from agent_chat.db.models import ChatMessage
 from agent_chat.db.pauses import answer_pause, create_pause
 from agent_chat.db.sessions import create_session
 from agent_chat.export import collect, to_json, to_markdown
-from agent_chat.runs.log_codec import event_to_row, merge_rows, row_to_event
-from agent_chat.runs.reducer import replay
+from agent_chat.protocol.log_codec import event_to_row, merge_rows, row_to_event
+from agent_chat.protocol.reducer import replay
 from agent_chat.runs.storage import Storage
 from tests.databases import fresh_database
 

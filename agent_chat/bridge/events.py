@@ -11,9 +11,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from agent_chat.protocol.events import TERMINAL_EVENTS
+
 logger = logging.getLogger(__name__)
 
-TERMINAL_EVENTS = frozenset({"run_completed", "run_failed", "run_stopped"})
 KEEPALIVE_FRAME = ": keep-alive\n\n"
 
 

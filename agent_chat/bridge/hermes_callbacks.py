@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_chat.bridge.truncation import cut_args, cut_text
+from agent_chat.protocol.events import EventType
 
 logger = logging.getLogger(__name__)
 
@@ -99,41 +100,43 @@ class CallbackMapper:
     @_guarded("stream_delta")
     def on_stream_delta(self, text: str | None) -> None:
         if text is None:
-            self._emit("text_break")
+            self._emit(EventType.TEXT_BREAK)
         elif text:
-            self._emit("text_delta", text=text)
+            self._emit(EventType.TEXT_DELTA, text=text)
 
     @_guarded("reasoning")
     def on_reasoning(self, text: str) -> None:
         if text:
-            self._emit("reasoning_delta", text=text)
+            self._emit(EventType.REASONING_DELTA, text=text)
 
     @_guarded("thinking")
     def on_thinking(self, text: str) -> None:
         # The spinner sends '' after every line: forward one '' so the status clears.
         if text or self._thinking_shown:
             self._thinking_shown = bool(text)
-            self._emit("status", category="thinking", message=text or "")
+            self._emit(EventType.STATUS, category="thinking", message=text or "")
 
     @_guarded("status")
     def on_status(self, kind: str, message: str) -> None:
-        self._emit("status", category=kind or "lifecycle", message=str(message))
+        self._emit(EventType.STATUS, category=kind or "lifecycle", message=str(message))
 
     @_guarded("notice")
     def on_notice(self, notice: Any) -> None:
         # Structured out-of-band notices (e.g. provider credits); shown as a status line.
         text = getattr(notice, "text", None) or str(notice)
-        self._emit("status", category="notice", message=text)
+        self._emit(EventType.STATUS, category="notice", message=text)
 
     @_guarded("step")
     def on_step(self, iteration: int, prev_tools: list[dict[str, Any]] | None = None) -> None:
         self._on_step()
         tools = [t.get("name") for t in prev_tools or [] if isinstance(t, dict)]
-        self._emit("step", iteration=iteration, tools=tools)
+        self._emit(EventType.STEP, iteration=iteration, tools=tools)
 
     @_guarded("tool_gen")
     def on_tool_gen(self, name: str) -> None:
-        self._emit("tool_progress", tool=name, event="tool.generating", preview=f"preparing {name}")
+        self._emit(
+            EventType.TOOL_PROGRESS, tool=name, event="tool.generating", preview=f"preparing {name}"
+        )
 
     @_guarded("tool_progress")
     def on_tool_progress(
@@ -157,13 +160,13 @@ class CallbackMapper:
             fields["preview"] = "failed" if is_error else "done"
         elif kw.get("tool_call_id"):
             fields["call_id"] = kw["tool_call_id"]
-        self._emit("tool_progress", **fields)
+        self._emit(EventType.TOOL_PROGRESS, **fields)
 
     @_guarded("tool_start")
     def on_tool_start(self, call_id: str, name: str, args: Any) -> None:
         with self._lock:
             self._open_calls[name].append(call_id)
-        self._emit("tool_start", call_id=call_id, tool=name, args=cut_args(args or {}))
+        self._emit(EventType.TOOL_START, call_id=call_id, tool=name, args=cut_args(args or {}))
 
     @_guarded("tool_complete")
     def on_tool_complete(self, call_id: str, name: str, args: Any, result: Any) -> None:
@@ -175,7 +178,7 @@ class CallbackMapper:
             completed = self._completed.get(name)
             duration, is_error = completed.popleft() if completed else (None, _tool_is_error(text))
         self._emit(
-            "tool_end",
+            EventType.TOOL_END,
             call_id=call_id,
             tool=name,
             result=text if name == "todo" else cut_text(text),
@@ -188,21 +191,23 @@ class CallbackMapper:
     def _emit_todos(self, result: str) -> None:
         parsed = json.loads(result)
         if isinstance(parsed, dict) and isinstance(parsed.get("todos"), list):
-            self._emit("todo_update", todos=parsed["todos"], summary=parsed.get("summary") or {})
+            self._emit(
+                EventType.TODO_UPDATE, todos=parsed["todos"], summary=parsed.get("summary") or {}
+            )
 
     @_guarded("interim_assistant")
     def on_interim_assistant(self, text: str, already_streamed: bool = True, **kw: Any) -> None:
         # Text that came with tool calls was streamed already (text_delta + text_break).
         if not already_streamed and text:
-            self._emit("text_delta", text=text)
-            self._emit("text_break")
+            self._emit(EventType.TEXT_DELTA, text=text)
+            self._emit(EventType.TEXT_BREAK)
 
     @_guarded("event")
     def on_event(self, name: str, payload: dict[str, Any] | None = None) -> None:
         if name == "session:compress":
             payload = payload or {}
             self._emit(
-                "context_compacted",
+                EventType.CONTEXT_COMPACTED,
                 summary=self._summary(),
                 compression_count=int(payload.get("compression_count") or 0),
             )

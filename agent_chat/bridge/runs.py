@@ -18,7 +18,6 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from agent_chat.bridge.events import EventBuffer
@@ -26,22 +25,12 @@ from agent_chat.bridge.failures import idle_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
+from agent_chat.protocol.events import FINISHED_STATES, EventType, RunState
 
 logger = logging.getLogger(__name__)
 
 STOP_MESSAGE = "Stopped by the user."
 IDLE_INTERRUPT_MESSAGE = "Stopped by the bridge: no activity."
-
-
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    WAITING_INPUT = "waiting_input"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    STOPPED = "stopped"
-
-
-FINISHED = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.STOPPED})
 
 
 class RunRejected(Exception):
@@ -81,7 +70,7 @@ class Run:
         self.final_text: str | None = None
         self.error: str | None = None
         self.usage: dict[str, int] | None = None
-        self._status = RunStatus.RUNNING
+        self._status = RunState.RUNNING
         self._lock = threading.RLock()
         self._stop_requested = False
         self._expired = False  # failed by the idle watchdog
@@ -89,12 +78,12 @@ class Run:
         self.agent: Any = None
 
     @property
-    def status(self) -> RunStatus:
+    def status(self) -> RunState:
         return self._status
 
     @property
     def finished(self) -> bool:
-        return self._status in FINISHED
+        return self._status in FINISHED_STATES
 
     @property
     def stop_requested(self) -> bool:
@@ -130,20 +119,20 @@ class Run:
                 return ""
             pending = PendingClarify(uuid.uuid4().hex, question, choices)
             self._pending = pending
-            self._status = RunStatus.WAITING_INPUT
-            self.buffer.emit("clarify_request", **pending.public())
+            self._status = RunState.WAITING_INPUT
+            self.buffer.emit(EventType.CLARIFY_REQUEST, **pending.public())
         answered = pending.answered.wait(self.clarify_max_wait_s)
         with self._lock:
             self._pending = None
-            if self._status == RunStatus.WAITING_INPUT:
-                self._status = RunStatus.RUNNING
+            if self._status == RunState.WAITING_INPUT:
+                self._status = RunState.RUNNING
             if not answered and not pending.resolved:
                 pending.resolved = True
                 logger.warning(
                     "run %s: question unanswered after %ss", self.run_id, self.clarify_max_wait_s
                 )
                 self.buffer.emit(
-                    "clarify_resolved",
+                    EventType.CLARIFY_RESOLVED,
                     clarify_id=pending.clarify_id,
                     answer=None,
                     cancelled=True,
@@ -158,7 +147,7 @@ class Run:
 
     def finish(
         self,
-        status: RunStatus,
+        status: RunState,
         event: str,
         *,
         record_usage: dict[str, int] | None = None,
@@ -191,24 +180,24 @@ class Run:
         Waiting for a clarify answer does not count. True if the run was failed here.
         """
         with self._lock:
-            if self.finished or self._status != RunStatus.RUNNING:
+            if self.finished or self._status != RunState.RUNNING:
                 return False
             idle = self.buffer.idle_for()
             if idle < idle_timeout_s:
                 return False
             last = self.buffer.last_event()
             tool = None
-            if last is not None and last.type == "tool_start":
+            if last is not None and last.type == EventType.TOOL_START:
                 tool = str(last.data.get("tool") or "") or None
             user_stopped = self._stop_requested  # hermes ignored the user's stop too
             self._expired = True
             self._stop_requested = True  # the run thread must not start or go on
             agent = self.agent
             if user_stopped:
-                self.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+                self.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             else:
                 self.finish(
-                    RunStatus.FAILED, "run_failed", error=idle_sentence(idle_timeout_s, tool)
+                    RunState.FAILED, EventType.RUN_FAILED, error=idle_sentence(idle_timeout_s, tool)
                 )
         logger.warning(
             "run %s: no event for %.1fs (last: %s); failed by the idle watchdog",
@@ -230,8 +219,8 @@ class Run:
                 return False
             pending.resolved = True
             pending.answer = answer
-            self._status = RunStatus.RUNNING
-            self.buffer.emit("clarify_resolved", clarify_id=clarify_id, answer=answer)
+            self._status = RunState.RUNNING
+            self.buffer.emit(EventType.CLARIFY_RESOLVED, clarify_id=clarify_id, answer=answer)
             pending.answered.set()
             return True
 
@@ -244,7 +233,10 @@ class Run:
             if pending is not None and not pending.resolved:
                 pending.resolved = True
                 self.buffer.emit(
-                    "clarify_resolved", clarify_id=pending.clarify_id, answer=None, cancelled=True
+                    EventType.CLARIFY_RESOLVED,
+                    clarify_id=pending.clarify_id,
+                    answer=None,
+                    cancelled=True,
                 )
                 pending.answered.set()
             agent = self.agent
@@ -265,11 +257,11 @@ def execute(run: Run, pool: AgentPool) -> None:
     from agent_chat.bridge.agent_factory import apply_context_length
 
     request = run.request
-    run.buffer.emit("run_started", session_id=run.session_id, model=run.model.model)
+    run.buffer.emit(EventType.RUN_STARTED, session_id=run.session_id, model=run.model.model)
     agent = None
     try:
         if run.stop_requested:
-            run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+            run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             return
         agent = pool.acquire(run.session_id, run.model)
         mapper = CallbackMapper(
@@ -286,7 +278,7 @@ def execute(run: Run, pool: AgentPool) -> None:
         agent.clear_interrupt()  # before run.agent is set, so it cannot erase a new stop
         run.agent = agent
         if run.stop_requested:  # a stop (or the watchdog) came while the agent was built
-            run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+            run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             return
         history = [m.model_dump() for m in request.history]
         result = agent.run_conversation(request.message, conversation_history=history)
@@ -294,9 +286,9 @@ def execute(run: Run, pool: AgentPool) -> None:
     except Exception as exc:
         logger.exception("run %s crashed", run.run_id)
         if run.stop_requested:
-            run.finish(RunStatus.STOPPED, "run_stopped", final_text="")
+            run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
         else:
-            run.finish(RunStatus.FAILED, "run_failed", error=f"The agent failed: {exc}")
+            run.finish(RunState.FAILED, EventType.RUN_FAILED, error=f"The agent failed: {exc}")
     finally:
         run.agent = None
         if agent is not None:
@@ -309,7 +301,9 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
     final_text = str(result.get("final_response") or "")
     usage = _usage(result)
     if run.stop_requested or result.get("interrupted"):
-        run.finish(RunStatus.STOPPED, "run_stopped", record_usage=usage, final_text=final_text)
+        run.finish(
+            RunState.STOPPED, EventType.RUN_STOPPED, record_usage=usage, final_text=final_text
+        )
     elif result.get("failed") or not result.get("completed", True):
         error = readable_failure(result, run.model.base_url)
         # hermes' own words stay in the log; the person reads the sentence.
@@ -321,11 +315,11 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
             result.get("failure_reason"),
             str(result.get("final_response") or "")[:500],
         )
-        run.finish(RunStatus.FAILED, "run_failed", record_usage=usage, error=error)
+        run.finish(RunState.FAILED, EventType.RUN_FAILED, record_usage=usage, error=error)
     else:
         run.finish(
-            RunStatus.SUCCEEDED,
-            "run_completed",
+            RunState.SUCCEEDED,
+            EventType.RUN_COMPLETED,
             record_usage=usage,
             final_text=final_text,
             usage=usage,
@@ -414,11 +408,11 @@ class RunRegistry:
 
     def _working_count(self) -> int:
         # Runs waiting for an answer do not count: each has its own thread.
-        return sum(1 for r in self._runs.values() if r.status == RunStatus.RUNNING)
+        return sum(1 for r in self._runs.values() if r.status == RunState.RUNNING)
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            waiting = sum(1 for r in self._runs.values() if r.status == RunStatus.WAITING_INPUT)
+            waiting = sum(1 for r in self._runs.values() if r.status == RunState.WAITING_INPUT)
             return {"active_runs": self._working_count(), "waiting_runs": waiting}
 
     def reset_session(self, session_id: str) -> None:

@@ -13,19 +13,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from agent_chat.db.models import ChatMessageLog, utcnow
+from agent_chat.protocol.events import EventType
+from agent_chat.protocol.log_codec import LogRow
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LogRow:
-    """One event to store; `seq` is the run's event number (unique per message)."""
-
-    seq: int
-    kind: str
-    content: str = ""
-    tool_name: str | None = None
-    meta_json: str | None = None
 
 
 def _insert_ignoring_duplicates(session: Session) -> Any:
@@ -128,17 +119,21 @@ def run_stats(*, session: Session, message_ids: Sequence[int]) -> dict[int, RunS
         select(ChatMessageLog.message_id, ChatMessageLog.kind, func.count())
         .where(
             col(ChatMessageLog.message_id).in_(ids),
-            col(ChatMessageLog.kind).in_(("tool_start", "reasoning_delta", "text_break")),
+            col(ChatMessageLog.kind).in_(
+                (EventType.TOOL_START, EventType.REASONING_DELTA, EventType.TEXT_BREAK)
+            ),
         )
         .group_by(ChatMessageLog.message_id, ChatMessageLog.kind)
     ).all():
-        if kind == "tool_start":
+        if kind == EventType.TOOL_START:
             tool_counts[message_id] = count
         else:
             thinking.add(message_id)
     last_todo = (
         select(ChatMessageLog.message_id, func.max(ChatMessageLog.seq).label("seq"))
-        .where(col(ChatMessageLog.message_id).in_(ids), ChatMessageLog.kind == "todo_update")
+        .where(
+            col(ChatMessageLog.message_id).in_(ids), ChatMessageLog.kind == EventType.TODO_UPDATE
+        )
         .group_by(ChatMessageLog.message_id)
         .subquery()
     )

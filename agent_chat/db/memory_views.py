@@ -24,11 +24,12 @@ from sqlmodel import Session, col, select
 from agent_chat.db.messages import active_branch, history_for
 from agent_chat.db.models import ChatMessage, ChatMessageLog, MessageRole, MessageStatus
 from agent_chat.db.sessions import get_session
-from agent_chat.runs.log_codec import row_to_event
-from agent_chat.runs.reducer import RunView, ToolCall, apply
+from agent_chat.protocol.events import EventType
+from agent_chat.protocol.log_codec import row_to_event
+from agent_chat.protocol.reducer import RunView, ToolCall, apply
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text and OpenAI-style tokenizers
-TOOL_KINDS = ("tool_start", "tool_end")
+TOOL_KINDS = (EventType.TOOL_START, EventType.TOOL_END)
 SUMMARY_LIMIT = 50
 
 
@@ -116,7 +117,7 @@ def recent_tool_calls(
     in_messages = col(ChatMessageLog.message_id).in_(message_ids)
     cutoff = (
         select(ChatMessageLog.message_id)
-        .where(in_messages, ChatMessageLog.kind == "tool_start")
+        .where(in_messages, ChatMessageLog.kind == EventType.TOOL_START)
         .order_by(col(ChatMessageLog.message_id).desc(), col(ChatMessageLog.seq).desc())
         .offset(limit - 1)
         .limit(1)
@@ -144,7 +145,7 @@ def recent_tool_calls(
         event: dict[str, Any] = row_to_event(seq, kind, content, meta_json)
         view = apply(views.get(message_id, RunView()), event)
         views[message_id] = view
-        if kind == "tool_start" and view.tools:
+        if kind == EventType.TOOL_START and view.tools:
             started[(message_id, view.tools[-1].call_id)] = created_at
     records: list[ToolCallRecord] = []
     for message_id in sorted(views, reverse=True):

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 
 from agent_chat.db.logs import LogRow
-from agent_chat.runs.log_codec import merge_rows
+from agent_chat.protocol.log_codec import merge_rows
 
 log = logging.getLogger(__name__)
 

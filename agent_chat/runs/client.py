@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-log = logging.getLogger(__name__)
+from agent_chat.protocol.events import TERMINAL_EVENTS
 
-TERMINAL_EVENTS = frozenset({"run_completed", "run_failed", "run_stopped"})
+log = logging.getLogger(__name__)
 
 
 class BridgeError(Exception):

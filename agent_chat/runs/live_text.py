@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_chat.runs.reducer import RunView
+from agent_chat.protocol.reducer import RunView
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,9 @@ from agent_chat.db import logs, messages, model_configs, pauses, sessions
 from agent_chat.db.errors import StoreError
 from agent_chat.db.logs import LogRow
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from agent_chat.protocol.events import EventType, RunState
+from agent_chat.protocol.log_codec import event_to_row, row_to_event
+from agent_chat.protocol.reducer import RunView, apply, replay
 from agent_chat.runs.batch_writer import LogBatchWriter
 from agent_chat.runs.client import (
     BridgeClient,
@@ -28,17 +31,15 @@ from agent_chat.runs.client import (
     BridgeUnavailable,
     RunNotFound,
 )
-from agent_chat.runs.log_codec import event_to_row, row_to_event
-from agent_chat.runs.reducer import RunView, apply, replay
 from agent_chat.runs.storage import Storage
 from agent_chat.skills import skill_prompt
 
 log = logging.getLogger(__name__)
 
 FINAL_STATUS = {
-    "succeeded": MessageStatus.SUCCESS,
-    "failed": MessageStatus.FAILED,
-    "stopped": MessageStatus.STOPPED,
+    RunState.SUCCEEDED: MessageStatus.SUCCESS,
+    RunState.FAILED: MessageStatus.FAILED,
+    RunState.STOPPED: MessageStatus.STOPPED,
 }
 BRIDGE_RESTARTED = (
     "The agent service was restarted while this answer was being written, so the run was lost. "
@@ -158,7 +159,7 @@ class RunManager:
     def session_states(self) -> dict[str, str]:
         """session_uuid -> "running" | "waiting" for every followed run."""
         return {
-            r.session_uuid: "waiting" if r.view.state == "waiting_input" else "running"
+            r.session_uuid: "waiting" if r.view.state == RunState.WAITING_INPUT else "running"
             for r in self._runs.values()
         }
 
@@ -238,7 +239,7 @@ class RunManager:
                 raise RunRefused(
                     "This conversation is still running. Wait for the answer or stop it first."
                 )
-            working = sum(1 for r in self._runs.values() if r.view.state != "waiting_input")
+            working = sum(1 for r in self._runs.values() if r.view.state != RunState.WAITING_INPUT)
             if working >= self.settings.max_active_runs:
                 raise RunRefused(
                     f"{working} conversation{'s are' if working != 1 else ' is'} already running, the limit is "
@@ -414,10 +415,10 @@ class RunManager:
             )
 
     async def _on_event(self, live: LiveRun, event: BridgeEvent) -> None:
-        was_waiting = live.view.state == "waiting_input"
+        was_waiting = live.view.state == RunState.WAITING_INPUT
         live.view = apply(live.view, {"type": event.type, "seq": event.seq, **event.data})
         self.writer.add(live.message_id, event_to_row(event.type, event.seq, event.data))
-        if event.type == "clarify_request":
+        if event.type == EventType.CLARIFY_REQUEST:
             await self._store_with_retry(
                 pauses.create_pause,
                 run_id=live.run_id,
@@ -427,9 +428,9 @@ class RunManager:
                 choices=[str(c) for c in event.data.get("choices") or []],
             )
             await self._flush_quietly()
-        elif event.type == "clarify_resolved" and event.data.get("cancelled"):
+        elif event.type == EventType.CLARIFY_RESOLVED and event.data.get("cancelled"):
             await self._store_with_retry(pauses.abandon_pauses, run_id=live.run_id)
-        elif event.type == "clarify_resolved":
+        elif event.type == EventType.CLARIFY_RESOLVED:
             await self._store_with_retry(
                 pauses.answer_pause,
                 run_id=live.run_id,
@@ -437,7 +438,7 @@ class RunManager:
                 answer=event.data.get("answer"),
             )
         live.bump()
-        if was_waiting != (live.view.state == "waiting_input"):
+        if was_waiting != (live.view.state == RunState.WAITING_INPUT):
             self._signal_activity(live.session_uuid)
 
     async def _flush_quietly(self) -> None:
@@ -474,8 +475,8 @@ class RunManager:
                 # Still RUNNING in the database: the next start re-attaches and finalises it
                 # from the bridge's buffer or the stored terminal event.
                 log.exception("finalising message %s failed", live.message_id)
-            if error and view.state not in ("failed", "stopped", "succeeded"):
-                live.view = apply(view, {"type": "run_failed", "error": error})
+            if error and not view.finished:
+                live.view = apply(view, {"type": EventType.RUN_FAILED, "error": error})
         live.reconnecting = False
         live.bump()
         self._signal_activity(live.session_uuid)

@@ -14,11 +14,11 @@ from agent_chat.db import logs, messages, model_configs, sessions
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.errors import StoreError
 from agent_chat.db.messages import switch_version
+from agent_chat.protocol.log_codec import row_to_event
+from agent_chat.protocol.reducer import RunView, replay
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.live_text import LiveText
-from agent_chat.runs.log_codec import row_to_event
 from agent_chat.runs.manager import LiveRun, RunRefused
-from agent_chat.runs.reducer import RunView, replay
 from agent_chat.skills import list_skills
 from agent_chat.state.base import AppState, client_sid
 from agent_chat.state.rows import (

@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 
 from agent_chat.db.logs import RunStats
 from agent_chat.db.models import ChatMessage, ChatSession, ModelConfig
-from agent_chat.runs.reducer import RunView, ToolCall
+from agent_chat.protocol.reducer import RunView, ToolCall
 from agent_chat.skills import Skill
 
 

@@ -24,9 +24,10 @@ from agent_chat.bridge.failures import (
     stream_cut_sentence,
     unreachable_sentence,
 )
-from agent_chat.bridge.runs import Run, RunStatus
+from agent_chat.bridge.runs import Run
 from agent_chat.bridge.schemas import StartRunRequest
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings
+from agent_chat.protocol.events import RunState
 from tests.bridge.sse import TERMINAL, Received, Stream, read_events, run_body, start_run
 from tests.conftest import RunningBridge
 from tests.fakes.model_server import RunningFakeModel, free_port
@@ -285,7 +286,7 @@ def test_the_watchdog_names_a_tool_that_went_quiet() -> None:
     assert not run.expire_if_idle(60.0)
     time.sleep(0.06)
     assert run.expire_if_idle(0.05)
-    assert run.status == RunStatus.FAILED
+    assert run.status == RunState.FAILED
     assert run.buffer.all()[-1].data["error"] == (
         "The tool terminal gave no result for 0.05 seconds; the run was stopped."
     )
@@ -298,10 +299,10 @@ def test_a_run_waiting_for_an_answer_is_never_idle() -> None:
         session_id="s", message="m", model={"base_url": "http://x/v1", "model": "m"}
     )
     run = Run(request, "r2", clarify_max_wait_s=60)
-    run._status = RunStatus.WAITING_INPUT
+    run._status = RunState.WAITING_INPUT
     time.sleep(0.06)
     assert not run.expire_if_idle(0.05)
-    assert run.status == RunStatus.WAITING_INPUT
+    assert run.status == RunState.WAITING_INPUT
 
 
 def test_keepalives_are_not_events_for_the_idle_clock() -> None:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from agent_chat.db.logs import LogRow
+from agent_chat.protocol.log_codec import event_to_row, seqs_covered
 from agent_chat.runs.batch_writer import LogBatchWriter
-from agent_chat.runs.log_codec import event_to_row, seqs_covered
 
 
 class Sink:

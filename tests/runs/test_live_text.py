@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent_chat.protocol.reducer import RunView, apply
 from agent_chat.runs.live_text import LiveText
-from agent_chat.runs.reducer import RunView, apply
 
 
 class PageStore:

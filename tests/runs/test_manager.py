@@ -10,10 +10,10 @@ import pytest
 
 from agent_chat.db import logs, messages, model_configs, pauses, sessions
 from agent_chat.db.models import ChatMessage, MessageRole, MessageStatus, PauseStatus
+from agent_chat.protocol.log_codec import row_to_event, seqs_covered
+from agent_chat.protocol.reducer import RunView, replay
 from agent_chat.runs.client import BridgeClient
-from agent_chat.runs.log_codec import row_to_event, seqs_covered
 from agent_chat.runs.manager import BRIDGE_RESTARTED, LiveRun, RunManager, RunRefused
-from agent_chat.runs.reducer import RunView, replay
 from agent_chat.runs.storage import Storage
 from tests.conftest import RunningBridge
 from tests.fakes.model_server import free_port

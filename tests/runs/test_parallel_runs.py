@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 
 from agent_chat.db import logs
-from agent_chat.runs.log_codec import row_to_event
-from agent_chat.runs.reducer import replay
+from agent_chat.protocol.log_codec import row_to_event
+from agent_chat.protocol.reducer import replay
 from agent_chat.runs.storage import Storage
 from tests.conftest import RunningBridge
 from tests.fakes.model_server import free_port

@@ -8,8 +8,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent_chat.db.logs import LogRow
-from agent_chat.runs.log_codec import event_to_row, merge_rows, row_to_event, seqs_covered
-from agent_chat.runs.reducer import RunView, apply, replay, strip_spinner
+from agent_chat.protocol.log_codec import event_to_row, merge_rows, row_to_event, seqs_covered
+from agent_chat.protocol.reducer import RunView, apply, replay, strip_spinner
 
 
 def ev(seq: int, type_: str, **data: Any) -> dict[str, Any]:

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from agent_chat.db.logs import LogRow
+from agent_chat.protocol.events import EventType
 
 # Deltas whose consecutive rows may be merged into one (their texts concatenate).
-MERGEABLE_KINDS = frozenset({"text_delta", "reasoning_delta"})
+MERGEABLE_KINDS = frozenset({EventType.TEXT_DELTA, EventType.REASONING_DELTA})
 _ENVELOPE = ("run_id", "seq")
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """One event to store; `seq` is the run's event number (unique per message)."""
+
+    seq: int
+    kind: str
+    content: str = ""
+    tool_name: str | None = None
+    meta_json: str | None = None
 
 
 def event_to_row(kind: str, seq: int, data: dict[str, Any]) -> LogRow:

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agent_chat.protocol.events import FINISHED_STATES, EventType, RunState
+
 # Area ② priorities: a lower one never hides a higher one within the same step.
 PRIORITY_SPINNER, PRIORITY_STEP, PRIORITY_STATUS, PRIORITY_TOOL = 0, 1, 2, 3
 WRITING = "Writing…"  # area ② while answer text streams and nothing more specific is known
@@ -49,7 +51,7 @@ class RunView:
     todos: tuple[dict[str, Any], ...] = ()  # ④
     clarify: Clarify | None = None  # ⑤ pending question
     answers: tuple[tuple[str, str | None], ...] = ()  # (question, answer) of resolved questions
-    state: str = "running"  # running | waiting_input | succeeded | failed | stopped
+    state: str = RunState.RUNNING  # a RunState
     error: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
     steps: int = 0
@@ -62,7 +64,7 @@ class RunView:
 
     @property
     def finished(self) -> bool:
-        return self.state in ("succeeded", "failed", "stopped")
+        return self.state in FINISHED_STATES
 
     @property
     def todo_counts(self) -> tuple[int, int]:
@@ -121,7 +123,7 @@ def apply(view: RunView, event: dict[str, Any]) -> RunView:
 
 
 def _run_started(view: RunView, e: dict, ts: float | None) -> RunView:
-    return replace(view, started_ts=ts, model=str(e.get("model") or ""), state="running")
+    return replace(view, started_ts=ts, model=str(e.get("model") or ""), state=RunState.RUNNING)
 
 
 def _text_delta(view: RunView, e: dict, ts: float | None) -> RunView:
@@ -222,14 +224,14 @@ def _clarify_request(view: RunView, e: dict, ts: float | None) -> RunView:
         question=str(e.get("question") or ""),
         choices=tuple(str(c) for c in (e.get("choices") or [])),
     )
-    view = replace(view, clarify=clarify, state="waiting_input", status_priority=-1)
+    view = replace(view, clarify=clarify, state=RunState.WAITING_INPUT, status_priority=-1)
     return _set_status(view, "Waiting for your answer", PRIORITY_TOOL)
 
 
 def _clarify_resolved(view: RunView, e: dict, ts: float | None) -> RunView:
     question = view.clarify.question if view.clarify else ""
     answer = e.get("answer")
-    state = "running" if view.state == "waiting_input" else view.state
+    state = RunState.RUNNING if view.state == RunState.WAITING_INPUT else view.state
     return replace(
         view,
         clarify=None,
@@ -265,25 +267,27 @@ def _finish(state: str):
     return handler
 
 
-_CLOSES_REASONING = frozenset({"text_break", "step", "tool_start", "clarify_request"})
+_CLOSES_REASONING = frozenset(
+    {EventType.TEXT_BREAK, EventType.STEP, EventType.TOOL_START, EventType.CLARIFY_REQUEST}
+)
 
 _HANDLERS = {
-    "run_started": _run_started,
-    "text_delta": _text_delta,
-    "text_break": _text_break,
-    "reasoning_delta": _reasoning_delta,
-    "status": _status,
-    "step": _step,
-    "tool_start": _tool_start,
-    "tool_progress": _tool_progress,
-    "tool_end": _tool_end,
-    "todo_update": _todo_update,
-    "clarify_request": _clarify_request,
-    "clarify_resolved": _clarify_resolved,
-    "context_compacted": _context_compacted,
-    "run_completed": _finish("succeeded"),
-    "run_failed": _finish("failed"),
-    "run_stopped": _finish("stopped"),
+    EventType.RUN_STARTED: _run_started,
+    EventType.TEXT_DELTA: _text_delta,
+    EventType.TEXT_BREAK: _text_break,
+    EventType.REASONING_DELTA: _reasoning_delta,
+    EventType.STATUS: _status,
+    EventType.STEP: _step,
+    EventType.TOOL_START: _tool_start,
+    EventType.TOOL_PROGRESS: _tool_progress,
+    EventType.TOOL_END: _tool_end,
+    EventType.TODO_UPDATE: _todo_update,
+    EventType.CLARIFY_REQUEST: _clarify_request,
+    EventType.CLARIFY_RESOLVED: _clarify_resolved,
+    EventType.CONTEXT_COMPACTED: _context_compacted,
+    EventType.RUN_COMPLETED: _finish(RunState.SUCCEEDED),
+    EventType.RUN_FAILED: _finish(RunState.FAILED),
+    EventType.RUN_STOPPED: _finish(RunState.STOPPED),
 }
 
 
