@@ -1,0 +1,39 @@
+"""The export of one conversation as Markdown or JSON (DESIGN.md §6 "Export").
+
+- `reading`: `collect()` reads a session, its messages, run logs, questions and models in a
+  handful of queries, whatever the number of messages, into a `SessionExport`.
+- `markdown` / `json_export`: pure functions turning a `SessionExport` into the file;
+  `markdown_escape` keeps message text from breaking the Markdown around it.
+- `files`: the download's file name and media type.
+
+Of a model only the id, name and model name are ever read, so an API key cannot leak.
+Plain Python: nothing here imports reflex.
+"""
+
+from __future__ import annotations
+
+from agent_chat.export.files import FORMATS, MEDIA_TYPES, export_filename, slug
+from agent_chat.export.json_export import EXPORT_FORMAT, EXPORT_VERSION, to_json, to_json_text
+from agent_chat.export.markdown import to_markdown
+from agent_chat.export.markdown_escape import contain, details, fenced, inline
+from agent_chat.export.reading import BRANCHES, ModelInfo, SessionExport, collect
+
+__all__ = [
+    "BRANCHES",
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "FORMATS",
+    "MEDIA_TYPES",
+    "ModelInfo",
+    "SessionExport",
+    "collect",
+    "contain",
+    "details",
+    "export_filename",
+    "fenced",
+    "inline",
+    "slug",
+    "to_json",
+    "to_json_text",
+    "to_markdown",
+]

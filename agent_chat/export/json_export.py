@@ -1,0 +1,115 @@
+"""The JSON export: every stored field of the session and its messages, logs and questions.
+
+The document is enough to rebuild the tree (`parent_id`, `is_active`, `branch_order`) and to
+replay each message's thinking view from its `logs`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from agent_chat.db.models import ChatMessage
+from agent_chat.export.reading import ModelInfo, SessionExport, stored_choices
+
+EXPORT_FORMAT = "agent-chat-export"
+EXPORT_VERSION = 1
+
+
+def _iso(value: datetime | None) -> str | None:
+    """A stored (naive UTC) time as ISO 8601 with its offset."""
+    return None if value is None else value.replace(tzinfo=UTC).isoformat()
+
+
+def _meta(meta_json: str | None) -> Any:
+    if not meta_json:
+        return None
+    try:
+        return json.loads(meta_json)
+    except ValueError:
+        return meta_json  # kept as stored rather than lost
+
+
+def _message_json(message: ChatMessage, data: SessionExport) -> dict[str, Any]:
+    mid = message.id or 0
+    return {
+        "id": mid,
+        "parent_id": message.parent_id,
+        "is_active": message.is_active,
+        "branch_order": message.branch_order,
+        "role": message.role,
+        "status": message.status,
+        "content": message.content,
+        "error": message.error,
+        "model_id": message.model_id,
+        "skill_folder": message.skill_folder,
+        "run_id": message.run_id,
+        "input_tokens": message.input_tokens,
+        "output_tokens": message.output_tokens,
+        "total_tokens": message.total_tokens,
+        "created_at": _iso(message.created_at),
+        "completed_at": _iso(message.completed_at),
+        "logs": [
+            {
+                "seq": row.seq,
+                "kind": row.kind,
+                "content": row.content,
+                "tool_name": row.tool_name,
+                "meta": _meta(row.meta_json),
+                "created_at": _iso(row.created_at),
+            }
+            for row in data.logs.get(mid, [])
+        ],
+        "pauses": [
+            {
+                "run_id": pause.run_id,
+                "clarify_id": pause.clarify_id,
+                "question": pause.question,
+                "choices": stored_choices(pause.choices_json),
+                "status": pause.status,
+                "answer": pause.answer,
+                "created_at": _iso(pause.created_at),
+                "answered_at": _iso(pause.answered_at),
+            }
+            for pause in data.pauses.get(mid, [])
+        ],
+    }
+
+
+def _model_json(model: ModelInfo | None) -> dict[str, Any] | None:
+    return (
+        None if model is None else {"id": model.id, "name": model.name, "model": model.model_name}
+    )
+
+
+def to_json(data: SessionExport, *, exported_at: datetime) -> dict[str, Any]:
+    """The export document. The tree is rebuilt from `parent_id`, `is_active`, `branch_order`."""
+    chat = data.chat
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": _iso(exported_at),
+        "branch": data.branch,
+        "session": {
+            "uuid": chat.session_uuid,
+            "title": chat.title,
+            "model": _model_json(data.session_model),
+            "model_id": chat.model_id,
+            "default_model": _model_json(data.default_model),
+            "skill_folder": chat.skill_folder,
+            "status": chat.status,
+            "created_at": _iso(chat.created_at),
+            "last_message_at": _iso(chat.last_message_at),
+            "updated_at": _iso(chat.updated_at),
+            "last_summarized_at": _iso(chat.last_summarized_at),
+        },
+        "models": [_model_json(m) for _, m in sorted(data.models.items())],
+        "active_branch": list(data.active_ids),
+        "messages": [_message_json(m, data) for m in data.messages],
+    }
+
+
+def to_json_text(data: SessionExport, *, exported_at: datetime) -> str:
+    """`to_json` as the file: UTF-8 text kept as is, indented, ending with a newline."""
+    return json.dumps(to_json(data, exported_at=exported_at), ensure_ascii=False, indent=2) + "\n"

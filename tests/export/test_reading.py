@@ -1,0 +1,27 @@
+"""`collect()` reads a whole export in a handful of queries, whatever its size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine, event
+
+from tests.export.conversation import build_conversation, read_export
+
+
+def test_logs_of_all_messages_are_read_in_one_query(engine: Engine) -> None:
+    conv = build_conversation(engine)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        data = read_export(engine, conv, "all")
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    log_queries = [s for s in statements if "FROM chat_message_log" in s]
+    assert len(log_queries) == 1
+    assert len(statements) <= 8
+    assert sum(len(rows) for rows in data.logs.values()) > 10
