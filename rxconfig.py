@@ -9,7 +9,11 @@ _settings = load_settings()
 
 config = rx.Config(
     app_name="agent_chat",
-    db_url=_settings.db_url,
+    # No `db_url`: the app owns its database (agent_chat.db.engine makes the engine from
+    # AGENT_CHAT_DB_URL and migrates it when services start; tests/db checks that the models
+    # and migrations agree). Given a db_url, Reflex would check the schema itself before every
+    # start, run alembic/env.py outside the app and tell you to "Run reflex db migrate"
+    # moments before the app migrates. Nothing uses rx.Model, rx.session() or `reflex db`.
     telemetry_enabled=False,
     show_built_with_reflex=False,
     backend_host=_settings.app_host,

@@ -106,6 +106,9 @@ def migrate(url: str) -> None:
     Idempotent, so the app calls it on every start. The ini file is found from the package,
     so the current directory does not matter.
     """
+    # Importing alembic's autogenerate (alembic.command does) logs one "setup plugin ..." line
+    # per built-in plugin at INFO: not news for anyone reading the app's start.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     from alembic import command
     from alembic.config import Config
 
