@@ -52,8 +52,25 @@ def start_bridge(url: str) -> subprocess.Popen | None:
     raise SystemExit(f"the bridge did not answer at {url} within 90 s")
 
 
+def wait_until_serving(app: subprocess.Popen, url: str, timeout_s: float = 600) -> bool:
+    """Poll `url` until the app answers; False if the app exits or `timeout_s` passes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if app.poll() is not None:
+            return False
+        try:
+            if httpx.get(url, timeout=2).status_code < 500:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    # httpx logs every request at INFO: here only the readiness polls, which say nothing.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = load_settings()
     parser = argparse.ArgumentParser(description="Run Agent Chat: the bridge and the web app.")
     parser.add_argument("--port", type=int, default=settings.app_port, help="web app port")
@@ -74,17 +91,21 @@ def main(argv: list[str] | None = None) -> None:
     else:
         app_cmd += ["--frontend-port", str(args.port)]
     app = subprocess.Popen(app_cmd, cwd=PROJECT_ROOT, env=os.environ.copy())
-    log.info(
-        "Agent Chat: http://%s:%d",
-        "localhost" if settings.app_host == "127.0.0.1" else settings.app_host,
-        args.port,
-    )
 
     def shutdown(signum: int, _frame: object) -> None:
         app.send_signal(signal.SIGINT)
 
     signal.signal(signal.SIGTERM, shutdown)
+    # The address is announced once the app answers (after its build and its start-up, which
+    # migrates the database), not while Reflex is still compiling.
+    shown = "localhost" if settings.app_host == "127.0.0.1" else settings.app_host
+    local = "127.0.0.1" if settings.app_host in ("0.0.0.0", "::", "") else settings.app_host
+    # prod: one port, /ping is the backend's; dev: the page is Vite's, the backend elsewhere.
+    host = f"[{local}]" if ":" in local else local
+    probe = f"http://{host}:{args.port}" + ("/ping" if args.env == "prod" else "/")
     try:
+        if wait_until_serving(app, probe):
+            log.info("Agent Chat is ready: http://%s:%d", shown, args.port)
         code = app.wait()
     except KeyboardInterrupt:
         code = app.wait()

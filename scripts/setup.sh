@@ -23,13 +23,22 @@ fi
 
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 
-# Reinstall only when the requirement files changed (a stamp of their hash).
-stamp=.venv/.requirements-$(cat requirements.txt "$req" | sha256sum | cut -c1-16)
-if [ ! -e "$stamp" ]; then
+# Reinstall only when the requirement files changed: a stamp of their hash per set. The dev
+# set includes the runtime one, so after `--dev` a plain run has nothing to install (and says
+# nothing); switching between run.sh and test.sh does not reinstall.
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+base_stamp=.venv/.requirements-$(hash_of requirements.txt)
+dev_stamp=.venv/.requirements-dev-$(hash_of requirements.txt requirements-dev.txt)
+stamp=$base_stamp
+[ $dev = 1 ] && stamp=$dev_stamp
+if [ ! -e "$stamp" ] && { [ $dev = 1 ] || [ ! -e "$dev_stamp" ]; }; then
   echo "setup: installing Python packages from $req"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
-  rm -f .venv/.requirements-*
+  for old in .venv/.requirements-*; do
+    [ "$old" = "$base_stamp" ] || [ "$old" = "$dev_stamp" ] || rm -f "$old"
+  done
   touch "$stamp"
+  if [ $dev = 1 ]; then touch "$base_stamp"; fi
 fi
 
 if [ ! -x .tools/node_modules/.bin/bun ]; then
