@@ -9,6 +9,7 @@ scripts/setup.sh --dev
 source scripts/env.sh
 ruff check .
 ruff format --check .
+lint-imports --no-logo
 reflex export --no-zip --loglevel warning >/dev/null
 
 # Both runs go on even when the first fails; the exit status says whether any failed.
