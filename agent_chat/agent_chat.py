@@ -28,7 +28,7 @@ async def services_lifespan():
 
 
 app = rx.App(
-    stylesheets=["/styles.css"],
+    stylesheets=["/styles.css", "/memory.css"],
     # The export endpoint, served on the app's port (the storage exists once services start),
     # then the login gate around everything (applied in order: the last wraps the rest).
     api_transformer=[create_api(lambda: services().storage), login_gate],
