@@ -14,13 +14,19 @@ from agent_chat.pages.chat import chat_page
 from agent_chat.pages.settings import models_page
 from agent_chat.services import services, start_services, stop_services
 from agent_chat.state.chat import ChatState
+from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
+
+
+def _tab_connected(token: str) -> bool:
+    namespace = app.event_namespace
+    return namespace is not None and token in namespace.token_to_sid
 
 
 @contextlib.asynccontextmanager
 async def services_lifespan():
     logging.basicConfig(level=logging.INFO)
-    await start_services()
+    await start_services(tab_connected=_tab_connected)
     try:
         yield
     finally:
@@ -34,8 +40,15 @@ app = rx.App(
     api_transformer=[create_api(lambda: services().storage), login_gate],
 )
 app.register_lifespan_task(services_lifespan)
-app.add_page(chat_page, route=routes.INDEX, on_load=ChatState.load_index, title="Agent Chat")
-app.add_page(chat_page, route=routes.CHAT, on_load=ChatState.load_chat, title="Agent Chat")
+app.add_page(
+    chat_page,
+    route=routes.INDEX,
+    on_load=[ChatState.load_index, LiveState.start],
+    title="Agent Chat",
+)
+app.add_page(
+    chat_page, route=routes.CHAT, on_load=[ChatState.load_chat, LiveState.start], title="Agent Chat"
+)
 app.add_page(
     models_page,
     route=routes.SETTINGS_MODELS,

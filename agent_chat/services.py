@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -29,12 +30,18 @@ class Services:
     storage: Storage
     bridge: BridgeClient
     runs: RunManager
+    # Whether a browser tab (client token) is still connected to this process: the web
+    # layer that owns the sockets says (set by the app module); long-lived per-tab loops
+    # end when it says no.
+    tab_connected: Callable[[str], bool] = lambda token: True
 
 
 _services: Services | None = None
 
 
-async def start_services(settings: Settings | None = None) -> Services:
+async def start_services(
+    settings: Settings | None = None, *, tab_connected: Callable[[str], bool] | None = None
+) -> Services:
     """Migrate the database, create the clients, and re-attach to running runs."""
     global _services
     if _services is not None:
@@ -47,6 +54,8 @@ async def start_services(settings: Settings | None = None) -> Services:
     bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
     runs = RunManager(settings=settings, storage=storage, client=bridge)
     _services = Services(settings, engine, storage, bridge, runs)
+    if tab_connected is not None:
+        _services.tab_connected = tab_connected
     await runs.start()
     log.info("services started (bridge %s)", settings.bridge_url)
     return _services

@@ -1,13 +1,17 @@
-// Streaming text for a live run: the server sends only the new text of the answer and of
-// the thinking stream (rx.call_script -> window.agentChatStream.append), never the whole
-// growing string, so bytes and work per token do not grow with the answer (DESIGN.md §8).
-// Finished markdown blocks are memoised; only the last block is parsed again.
+// The app's one renderer of agent output, streamed or finished (components/stream_text.py).
+// A live answer grows by chunks: the server sends only new text, in one envelope
+// `acs(streamId, offset, text)` (agent_chat/live/feed.py), never the whole growing string,
+// so bytes and work per token do not grow with the answer. A finished answer comes whole
+// as the `text` prop. Finished markdown blocks are memoised; only the last is parsed again.
 import React, { memo, useEffect, useMemo, useState } from "react";
 import ReactMarkdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 
+const SWEEP_AFTER_MS = 15000; // a stream no component shows is dropped after this long
+
 // One store per page: chunks may arrive before the component mounts, or out of order with
-// the state delta that mounts it, so they are kept here by stream id and offset.
+// the state delta that mounts it, so they are kept here by stream id and offset. Stream ids
+// are opaque here: the server makes them.
 const store = (() => {
   if (typeof window === "undefined") return null;
   if (window.agentChatStream) return window.agentChatStream;
@@ -15,7 +19,7 @@ const store = (() => {
   const get = (id) => {
     let s = streams.get(id);
     if (!s) {
-      s = { text: "", pending: new Map(), listeners: new Set() };
+      s = { text: "", pending: new Map(), listeners: new Set(), idleSince: Date.now() };
       streams.set(id, s);
     }
     return s;
@@ -36,6 +40,17 @@ const store = (() => {
       }
     }
   };
+  // Streams nobody shows any more (a finished answer scrolled out of the loaded page, a
+  // conversation left) are dropped, so a long-open tab keeps only what it shows.
+  let lastSweep = Date.now();
+  const sweep = () => {
+    const now = Date.now();
+    if (now - lastSweep < SWEEP_AFTER_MS / 3) return;
+    lastSweep = now;
+    for (const [id, s] of streams) {
+      if (s.listeners.size === 0 && now - s.idleSince > SWEEP_AFTER_MS) streams.delete(id);
+    }
+  };
   const notify = (s) => s.listeners.forEach((fn) => fn(s.text));
   const api = {
     // `chunk` is the stream's text from `offset` on (offset = characters sent before).
@@ -45,8 +60,9 @@ const store = (() => {
       const before = s.text.length;
       drain(s);
       if (s.text.length !== before) notify(s);
+      sweep();
     },
-    // The text known from the state (on mount or reload): never shortens what arrived.
+    // Text known whole (a finished answer, or what the page had): never shortens a stream.
     seed(id, text) {
       const s = get(id);
       if (text.length > s.text.length) s.text = text;
@@ -56,13 +72,22 @@ const store = (() => {
     subscribe(id, fn) {
       const s = get(id);
       s.listeners.add(fn);
-      return () => s.listeners.delete(fn);
+      return () => {
+        s.listeners.delete(fn);
+        if (s.listeners.size === 0) s.idleSince = Date.now();
+        sweep();
+      };
     },
     text(id) {
       return streams.has(id) ? streams.get(id).text : "";
     },
-    drop(id) {
-      streams.delete(id);
+    size() {
+      return streams.size;
+    },
+    copy(id) {
+      const text = api.text(id);
+      if (navigator.clipboard) return navigator.clipboard.writeText(text);
+      return Promise.resolve();
     },
   };
   window.agentChatStream = api;
@@ -91,6 +116,7 @@ function splitBlocks(text) {
   return blocks;
 }
 
+// The safety rules, the same for every text: no raw HTML (skipHtml), no script URLs.
 const safeUrl = (url) => (/^\s*(javascript|vbscript|data):/i.test(url || "") ? "" : url);
 
 // A model's image becomes a link: nothing remote loads until the person clicks.
@@ -117,18 +143,29 @@ const Block = memo(function Block({ text }) {
   );
 });
 
-export function StreamText({ streamId, initial, markdown, className }) {
-  const [text, setText] = useState(() => (store ? store.seed(streamId, initial || "") : initial || ""));
+function useStream(streamId, text) {
+  const initial = text || "";
+  const [value, setValue] = useState(() =>
+    store && streamId ? store.seed(streamId, initial) : initial,
+  );
   useEffect(() => {
-    if (!store) return undefined;
-    setText(store.seed(streamId, initial || ""));
-    return store.subscribe(streamId, setText);
+    if (!store || !streamId) {
+      setValue(initial);
+      return undefined;
+    }
+    setValue(store.seed(streamId, initial));
+    return store.subscribe(streamId, setValue);
   }, [streamId, initial]);
-  const blocks = useMemo(() => (markdown ? splitBlocks(text) : null), [text, markdown]);
+  return value;
+}
+
+export function StreamText({ streamId, text, markdown, className }) {
+  const value = useStream(streamId, text);
+  const blocks = useMemo(() => (markdown ? splitBlocks(value) : null), [value, markdown]);
   if (!markdown) {
     return (
       <div className={className} style={{ whiteSpace: "pre-wrap" }}>
-        {text}
+        {value}
       </div>
     );
   }

@@ -16,7 +16,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from agent_chat.bridge.agent_factory import build_agent
 from agent_chat.bridge.memory import MemoryLimitError, memory_files
 from agent_chat.bridge.pool import AgentPool
-from agent_chat.bridge.runs import Run, RunRegistry, RunRejected
+from agent_chat.bridge.registry import RunRegistry
+from agent_chat.bridge.runs import Run, RunRejected
 from agent_chat.bridge.schemas import ClarifyAnswer, MemoryUpdate, StartRunRequest
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
 

@@ -5,22 +5,22 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.components.common import tid
-from agent_chat.state.chat import ChatState
+from agent_chat.state.live import LiveState
 
 
 def _choice(choice: rx.Var) -> rx.Component:
     return rx.button(
         choice,
         variant="outline",
-        on_click=ChatState.answer_question(choice),
-        disabled=ChatState.answer_sending,
+        on_click=LiveState.answer_question(choice),
+        disabled=LiveState.answer_sending,
         custom_attrs=tid("askfor-choice"),
     )
 
 
 def askfor_panel() -> rx.Component:
     return rx.cond(
-        ChatState.live_clarify_id != "",
+        LiveState.clarify_id != "",
         rx.card(
             rx.vstack(
                 rx.hstack(
@@ -35,38 +35,38 @@ def askfor_panel() -> rx.Component:
                     spacing="2",
                 ),
                 rx.text(
-                    ChatState.live_question,
+                    LiveState.question,
                     size="3",
                     weight="medium",
                     custom_attrs=tid("askfor-question"),
                 ),
                 rx.cond(
-                    ChatState.live_choices.length() > 0,
-                    rx.flex(rx.foreach(ChatState.live_choices, _choice), wrap="wrap", spacing="2"),
+                    LiveState.choices.length() > 0,
+                    rx.flex(rx.foreach(LiveState.choices, _choice), wrap="wrap", spacing="2"),
                 ),
                 rx.form(
                     rx.hstack(
                         rx.input(
                             name="answer",
                             placeholder="Or type your own answer…",
-                            disabled=ChatState.answer_sending,
+                            disabled=LiveState.answer_sending,
                             flex="1",
                             custom_attrs=tid("askfor-custom-input"),
                         ),
                         rx.button(
                             "Answer",
                             type="submit",
-                            disabled=ChatState.answer_sending,
+                            disabled=LiveState.answer_sending,
                             custom_attrs=tid("askfor-submit"),
                         ),
                         width="100%",
                     ),
-                    on_submit=ChatState.answer_custom,
+                    on_submit=LiveState.answer_custom,
                     reset_on_submit=False,
                     width="100%",
                 ),
                 rx.cond(
-                    ChatState.answer_sending,
+                    LiveState.answer_sending,
                     rx.hstack(
                         rx.spinner(size="1"),
                         rx.text("Sending your answer…", size="2"),
@@ -74,9 +74,9 @@ def askfor_panel() -> rx.Component:
                     ),
                 ),
                 rx.cond(
-                    ChatState.answer_error != "",
+                    LiveState.answer_error != "",
                     rx.text(
-                        ChatState.answer_error,
+                        LiveState.answer_error,
                         size="2",
                         color_scheme="red",
                         custom_attrs=tid("askfor-error"),

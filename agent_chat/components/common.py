@@ -1,9 +1,10 @@
-"""Small shared pieces: test ids, the error banner, markdown without raw HTML."""
+"""Small shared pieces: test ids, the error banner, safe markdown."""
 
 from __future__ import annotations
 
 import reflex as rx
 
+from agent_chat.components.stream_text import stream_text
 from agent_chat.state.base import AppState
 
 
@@ -12,25 +13,10 @@ def tid(test_id: str) -> dict[str, str]:
     return {"data-testid": test_id}
 
 
-def _image_as_link(*children, **props) -> rx.Component:
-    """A model's image becomes a link: nothing remote loads until the person clicks."""
-    return rx.el.a(
-        "🖼 ",
-        rx.Var("(props.alt || 'image')"),
-        " (open)",
-        href=rx.Var("props.src"),
-        target="_blank",
-        rel="noopener noreferrer nofollow",
-        class_name="md-image-link",
-    )
-
-
 def safe_markdown(text: rx.Var | str, **props) -> rx.Component:
-    """Agent output as markdown. Raw HTML is not rendered (`use_raw=False`),
-    react-markdown's URL filter drops `javascript:` links, and images do not load."""
-    return rx.markdown(
-        text, use_raw=False, class_name="md", component_map={"img": _image_as_link}, **props
-    )
+    """Agent output as markdown, through the app's one renderer (components/stream_text.py):
+    no raw HTML, no `javascript:` links, images only on click."""
+    return stream_text(stream_id="", text=text, markdown=True, class_name="md", **props)
 
 
 def error_banner() -> rx.Component:

@@ -6,8 +6,9 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.common import tid
+from agent_chat.rows import SkillRow
 from agent_chat.state.chat import COMPOSER_ID, DEFAULT_CHOICE, NO_SKILL, ChatState
-from agent_chat.state.rows import SkillRow
+from agent_chat.state.live import LiveState
 
 
 def _model_select() -> rx.Component:
@@ -86,12 +87,12 @@ def composer() -> rx.Component:
                         custom_attrs=tid("composer-input"),
                     ),
                     rx.cond(
-                        ChatState.running,
+                        LiveState.running,
                         rx.icon_button(
                             rx.icon("square", size=16),
                             type="button",
                             color_scheme="red",
-                            on_click=ChatState.stop,
+                            on_click=LiveState.stop,
                             aria_label="Stop",
                             custom_attrs=tid("stop-button"),
                         ),
@@ -99,7 +100,7 @@ def composer() -> rx.Component:
                     rx.icon_button(
                         rx.icon("arrow-up", size=18),
                         type="submit",
-                        disabled=ChatState.running | ChatState.no_model,
+                        disabled=LiveState.running | ChatState.no_model,
                         aria_label="Send",
                         custom_attrs=tid("send-button"),
                     ),
@@ -110,7 +111,7 @@ def composer() -> rx.Component:
                 spacing="2",
                 width="100%",
             ),
-            on_submit=ChatState.send,
+            on_submit=LiveState.send,
             width="100%",
         ),
         rx.cond(

@@ -6,7 +6,7 @@ import reflex as rx
 
 from agent_chat.components.askfor import askfor_panel
 from agent_chat.components.common import safe_markdown, tid
-from agent_chat.components.stream_text import stream_text
+from agent_chat.components.stream_text import copy_stream, stream_text
 from agent_chat.components.thinking import (
     answered_questions,
     current_tool,
@@ -16,32 +16,24 @@ from agent_chat.components.thinking import (
     todo_list,
     tool_history,
 )
+from agent_chat.rows import MessageRow
 from agent_chat.state.chat import ChatState
-from agent_chat.state.rows import MessageRow
+from agent_chat.state.live import LiveState
 
 
-def _copy_button(row: MessageRow) -> rx.Component:
-    """Copy to the clipboard; a streamed answer's text is not in its row, so the server
-    copies it from the database."""
-
-    def button(on_click) -> rx.Component:
-        return rx.tooltip(
-            rx.icon_button(
-                rx.icon("copy", size=14),
-                variant="ghost",
-                size="1",
-                color_scheme="gray",
-                on_click=on_click,
-                aria_label="Copy message",
-                custom_attrs=tid("copy-message"),
-            ),
-            content="Copy",
-        )
-
-    return rx.cond(
-        row["stream_id"] != "",
-        button(ChatState.copy_message(row["id"])),
-        button([rx.set_clipboard(row["content"]), rx.toast("Copied", duration=1500)]),
+def _copy_button(on_click) -> rx.Component:
+    """Copy to the clipboard, in the page: no server round trip."""
+    return rx.tooltip(
+        rx.icon_button(
+            rx.icon("copy", size=14),
+            variant="ghost",
+            size="1",
+            color_scheme="gray",
+            on_click=on_click,
+            aria_label="Copy message",
+            custom_attrs=tid("copy-message"),
+        ),
+        content="Copy",
     )
 
 
@@ -122,7 +114,7 @@ def _edit_form(row: MessageRow) -> rx.Component:
             ),
             width="100%",
         ),
-        on_submit=ChatState.submit_edit,
+        on_submit=LiveState.submit_edit,
         width="100%",
         max_width="80%",
     )
@@ -143,7 +135,7 @@ def user_message(row: MessageRow) -> rx.Component:
         rx.hstack(
             version_switcher(row),
             rx.hstack(
-                _copy_button(row),
+                _copy_button([rx.set_clipboard(row["content"]), rx.toast("Copied", duration=1500)]),
                 _icon_action("pencil", "Edit", "edit-message", ChatState.start_edit(row["id"])),
                 class_name="message-actions",
                 spacing="1",
@@ -163,25 +155,20 @@ def _live_body() -> rx.Component:
     return rx.vstack(
         askfor_panel(),
         rx.cond(
-            ChatState.live_reconnecting,
+            LiveState.reconnecting,
             rx.badge(
                 "Reconnecting to the agent…",
                 color_scheme="amber",
                 custom_attrs=tid("reconnect-badge"),
             ),
         ),
-        live_status(ChatState.live_status),
-        rx.cond(~ChatState.live_waiting, current_tool(ChatState.live_tool)),
-        todo_list(ChatState.live_todos),
+        live_status(LiveState.status),
+        rx.cond(~LiveState.waiting, current_tool(LiveState.tool)),
+        todo_list(LiveState.todos),
         live_thinking_stream(),
-        tool_history(ChatState.live_tools),
+        tool_history(LiveState.tools),
         rx.box(
-            stream_text(
-                stream_id=ChatState.live_answer_id,
-                initial=ChatState.live_answer_seed,
-                markdown=True,
-                class_name="md stream-md",
-            ),
+            stream_text(stream_id=LiveState.answer_stream, text="", markdown=True, class_name="md"),
             custom_attrs=tid("message-content"),
             width="100%",
         ),
@@ -233,19 +220,16 @@ def _final_body(row: MessageRow) -> rx.Component:
         _summary_toggle(row),
         _unfolded_panel(row),
         rx.cond(
-            row["stream_id"] != "",
+            (row["content"] != "") | (row["stream_id"] != ""),
             rx.box(
                 stream_text(
-                    stream_id=row["stream_id"], initial="", markdown=True, class_name="md stream-md"
+                    stream_id=row["stream_id"],
+                    text=row["content"],
+                    markdown=True,
+                    class_name="md",
                 ),
                 custom_attrs=tid("message-content"),
                 width="100%",
-            ),
-        ),
-        rx.cond(
-            row["content"] != "",
-            rx.box(
-                safe_markdown(row["content"]), custom_attrs=tid("message-content"), width="100%"
             ),
         ),
         rx.cond(
@@ -265,9 +249,9 @@ def _final_body(row: MessageRow) -> rx.Component:
         rx.hstack(
             version_switcher(row),
             rx.hstack(
-                _copy_button(row),
+                _copy_button(copy_stream(row["stream_id"])),
                 _icon_action(
-                    "refresh-cw", "Regenerate", "regenerate", ChatState.regenerate(row["id"])
+                    "refresh-cw", "Regenerate", "regenerate", LiveState.regenerate(row["id"])
                 ),
                 class_name="message-actions",
                 spacing="1",
@@ -283,7 +267,7 @@ def _final_body(row: MessageRow) -> rx.Component:
 def assistant_message(row: MessageRow) -> rx.Component:
     return rx.hstack(
         rx.avatar(fallback="H", size="2", radius="full", color_scheme="violet"),
-        rx.cond(row["id"] == ChatState.live_message_id, _live_body(), _final_body(row)),
+        rx.cond(row["id"] == LiveState.message_id, _live_body(), _final_body(row)),
         align="start",
         spacing="3",
         width="100%",

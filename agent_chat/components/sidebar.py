@@ -7,8 +7,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.components.common import tid
 from agent_chat.config import load_settings
-from agent_chat.state.chat import ChatState
-from agent_chat.state.rows import SessionRow
+from agent_chat.rows import SessionRow
 from agent_chat.state.sidebar import SidebarState
 
 
@@ -95,7 +94,7 @@ def _rename_form(row: SessionRow) -> rx.Component:
 
 def session_item(row: SessionRow) -> rx.Component:
     """One conversation in the list; the open one is highlighted."""
-    selected = ChatState.current_uuid == row["uuid"]
+    selected = SidebarState.current_uuid == row["uuid"]
     return rx.cond(
         SidebarState.renaming_uuid == row["uuid"],
         _rename_form(row),

@@ -1,33 +1,36 @@
-"""The live text of a run, fed with deltas by `rx.call_script` (assets/stream_text.jsx)."""
+"""The one renderer of agent output (assets/stream_text.jsx), streamed or finished.
+
+A live answer grows by chunks the server sends (`LiveFeed`, `window.acs`); a finished one
+is handed over whole as `text`. Both go through the same markdown component with the same
+safety rules (no raw HTML, no `javascript:` links, images only on click), so a reload never
+changes how an answer looks.
+"""
 
 from __future__ import annotations
 
-import json
-
 import reflex as rx
-
-from agent_chat.runs.live_text import Chunk
 
 
 class StreamText(rx.Component):
-    """Shows a stream's text: `initial` from the state, then appended chunks."""
+    """Shows a stream's text: `text` (possibly empty), then whatever chunks add to it.
+    An empty `stream_id` renders `text` alone (no store)."""
 
     library = "$/public/stream_text.jsx"
     tag = "StreamText"
+    # What the .jsx imports (the versions Reflex's own rx.markdown uses).
+    lib_dependencies: list[str] = ["react-markdown@10.1.0", "remark-gfm@4.0.1"]
 
     stream_id: rx.Var[str]
-    initial: rx.Var[str]
+    text: rx.Var[str]
     markdown: rx.Var[bool]
 
 
 stream_text = StreamText.create
 
 
-def append_script(chunk: Chunk) -> str:
-    """JavaScript that appends a chunk (the stream's text from its offset) in the page."""
-    # Short on purpose: this wrapper travels with every update (assets/stream_text.jsx
-    # defines window.acs).
-    return (
-        f"window.acs&&acs({json.dumps(chunk.stream_id)},{chunk.offset},"
-        f"{json.dumps(chunk.text, ensure_ascii=False)})"
-    )
+def copy_stream(stream_id: rx.Var | str) -> list:
+    """Client-side events: copy a stream's text (from the page's store) and say so."""
+    return [
+        rx.call_script(f"window.agentChatStream&&agentChatStream.copy('{stream_id}')"),
+        rx.toast("Copied", duration=1500),
+    ]

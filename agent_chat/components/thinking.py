@@ -6,7 +6,9 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.components.common import tid
-from agent_chat.state.rows import AnswerRow, TodoRow, ToolRow
+from agent_chat.components.stream_text import stream_text
+from agent_chat.rows import AnswerRow, TodoRow, ToolRow
+from agent_chat.state.live import LiveState
 
 _TODO_ICONS = {
     "completed": ("circle-check", "green"),
@@ -132,17 +134,14 @@ def thinking_stream(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
 
 def live_thinking_stream() -> rx.Component:
     """① while the run goes: open, scrolled to its end, fed with deltas."""
-    from agent_chat.components.stream_text import stream_text
-    from agent_chat.state.chat import ChatState
-
     return rx.el.details(
         rx.el.summary(
             rx.text("Thinking", size="1", weight="bold", color_scheme="gray", as_="span")
         ),
         rx.auto_scroll(
             stream_text(
-                stream_id=ChatState.live_thinking_id,
-                initial=ChatState.live_thinking_seed,
+                stream_id=LiveState.thinking_stream,
+                text="",
                 markdown=False,
                 class_name="thinking-text",
             ),

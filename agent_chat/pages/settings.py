@@ -6,8 +6,8 @@ import reflex as rx
 
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
+from agent_chat.rows import ModelRow
 from agent_chat.state.models import API_KEY_INPUT_ID, ModelsState
-from agent_chat.state.rows import ModelRow
 
 
 def _model_card(row: ModelRow) -> rx.Component:

@@ -6,7 +6,9 @@ HTTP API will send them as SSE `event:` fields: write them through these constan
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class EventType(StrEnum):
@@ -26,6 +28,9 @@ class EventType(StrEnum):
     RUN_COMPLETED = "run_completed"
     RUN_FAILED = "run_failed"
     RUN_STOPPED = "run_stopped"
+    # App side only, never from the bridge and never stored: the app lost (`connected`
+    # false) or regained its event stream from the bridge. It has no seq.
+    BRIDGE_LINK = "bridge_link"
 
 
 TERMINAL_EVENTS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_STOPPED})
@@ -49,3 +54,21 @@ TERMINAL_EVENT_OF = {
     RunState.FAILED: EventType.RUN_FAILED,
     RunState.STOPPED: EventType.RUN_STOPPED,
 }
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """One event of a run: `seq` numbers a run's events from 1 without gaps (0 for the
+    app-side `bridge_link`); `data` holds the event's fields."""
+
+    seq: int
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.type in TERMINAL_EVENTS
+
+    def as_dict(self) -> dict[str, Any]:
+        """The shape `reducer.apply` reads."""
+        return {**self.data, "type": self.type, "seq": self.seq}

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agent_chat.protocol.events import EventType
+from agent_chat.protocol.events import EventType, RunEvent
 
 # Deltas whose consecutive rows may be merged into one (their texts concatenate).
 MERGEABLE_KINDS = frozenset({EventType.TEXT_DELTA, EventType.REASONING_DELTA})
@@ -69,6 +69,14 @@ def row_to_event(seq: int, kind: str, content: str, meta_json: str | None) -> di
     if kind in MERGEABLE_KINDS:
         event["text"] = content
     return event
+
+
+def stored_event(seq: int, kind: str, content: str, meta_json: str | None) -> RunEvent:
+    """A stored row as a `RunEvent` (a merged delta row carries its last seq)."""
+    data = row_to_event(seq, kind, content, meta_json)
+    last = int(data.pop("seq"))
+    data.pop("type")
+    return RunEvent(seq=last, type=kind, data=data)
 
 
 def seqs_covered(seq: int, meta_json: str | None) -> range:

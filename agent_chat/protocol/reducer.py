@@ -60,6 +60,7 @@ class RunView:
     ended_ts: float | None = None
     last_seq: int = 0
     model: str = ""
+    reconnecting: bool = False  # the app lost its event stream from the bridge for now
     reasoning_open: bool = False  # the last thing in ① is a reasoning stream still going
 
     @property
@@ -245,6 +246,10 @@ def _context_compacted(view: RunView, e: dict, ts: float | None) -> RunView:
     return replace(view, compactions=(*view.compactions, str(e.get("summary") or "")))
 
 
+def _bridge_link(view: RunView, e: dict, ts: float | None) -> RunView:
+    return replace(view, reconnecting=not e.get("connected", True))
+
+
 def _finish(state: str):
     def handler(view: RunView, e: dict, ts: float | None) -> RunView:
         final = e.get("final_text")
@@ -254,6 +259,7 @@ def _finish(state: str):
         return replace(
             view,
             state=state,
+            reconnecting=False,
             answer=answer,
             usage=dict(usage or {}),
             error=str(e.get("error")) if e.get("error") else view.error,
@@ -285,6 +291,7 @@ _HANDLERS = {
     EventType.CLARIFY_REQUEST: _clarify_request,
     EventType.CLARIFY_RESOLVED: _clarify_resolved,
     EventType.CONTEXT_COMPACTED: _context_compacted,
+    EventType.BRIDGE_LINK: _bridge_link,
     EventType.RUN_COMPLETED: _finish(RunState.SUCCEEDED),
     EventType.RUN_FAILED: _finish(RunState.FAILED),
     EventType.RUN_STOPPED: _finish(RunState.STOPPED),

@@ -10,13 +10,12 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-from agent_chat.protocol.events import TERMINAL_EVENTS
+from agent_chat.protocol.events import FINISHED_STATES, RunEvent
 
 log = logging.getLogger(__name__)
 
@@ -36,17 +35,6 @@ class BridgeUnavailable(BridgeError):
 
 class RunNotFound(BridgeError):
     """The bridge does not know the run (it restarted, or the run expired)."""
-
-
-@dataclass(frozen=True)
-class BridgeEvent:
-    seq: int
-    type: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.type in TERMINAL_EVENTS
 
 
 def _detail(response: httpx.Response) -> str:
@@ -164,7 +152,7 @@ class BridgeClient:
             state = await self.run_state(run_id)
         except BridgeUnavailable:
             return False
-        finished = state.get("status") in ("succeeded", "failed", "stopped")
+        finished = state.get("status") in FINISHED_STATES
         return finished and int(state.get("last_event_id") or 0) <= last
 
     async def events(
@@ -173,7 +161,7 @@ class BridgeClient:
         *,
         last_event_id: int = 0,
         on_connection: Callable[[bool], None] | None = None,
-    ) -> AsyncIterator[BridgeEvent]:
+    ) -> AsyncIterator[RunEvent]:
         """Yield the run's events after `last_event_id`, until its terminal event (none if
         the run already ended at or before `last_event_id`).
 
@@ -212,7 +200,7 @@ class BridgeClient:
                         if seq <= last:
                             continue  # replayed twice across a reconnect: already delivered
                         last = seq
-                        event = BridgeEvent(seq=seq, type=sse.event, data=json.loads(sse.data))
+                        event = RunEvent(seq=seq, type=sse.event, data=json.loads(sse.data))
                         yield event
                         if event.is_terminal:
                             return

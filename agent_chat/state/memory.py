@@ -23,10 +23,10 @@ from agent_chat.db.memory_views import (
 from agent_chat.db.memory_views import (
     memory_snapshot as load_snapshot,
 )
+from agent_chat.rows import tool_row
 from agent_chat.runs.client import BridgeError, BridgeUnavailable
 from agent_chat.state.base import AppState
-from agent_chat.state.chat import ChatState
-from agent_chat.state.rows import tool_row
+from agent_chat.state.sidebar import SidebarState
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ class MemoryState(AppState):
     async def load(self):
         """Read the conversation's memory views and the long-term files, then show them."""
         async with self:
-            chat = await self.get_state(ChatState)
+            chat = await self.get_state(SidebarState)
             session_uuid = chat.current_uuid
             self._load_gen += 1
             generation = self._load_gen

@@ -6,9 +6,9 @@ import reflex as rx
 
 from agent_chat.db import model_configs
 from agent_chat.db.errors import StoreError, ValidationFailed
+from agent_chat.rows import ModelRow, model_row
 from agent_chat.runs.model_probe import probe_model
 from agent_chat.state.base import AppState
-from agent_chat.state.rows import ModelRow, model_row
 
 FIELDS = ("name", "base_url", "model_name", "context_length")
 API_KEY_INPUT_ID = "model-api-key-input"

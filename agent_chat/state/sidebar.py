@@ -1,8 +1,7 @@
-"""The session list: new, switch, rename, delete, and the running/waiting badges."""
+"""The session list (new, switch, rename, delete, badges) and which conversation the tab
+shows: the conversation states derive from this one."""
 
 from __future__ import annotations
-
-import asyncio
 
 import reflex as rx
 
@@ -10,8 +9,8 @@ from agent_chat import routes
 from agent_chat.db import pauses, sessions
 from agent_chat.db.errors import StoreError
 from agent_chat.db.models import SessionStatus
-from agent_chat.state.base import AppState, client_connected
-from agent_chat.state.rows import SessionRow, session_row
+from agent_chat.rows import SessionRow, session_row
+from agent_chat.state.base import AppState
 
 PAGE_SIZE = 50
 
@@ -22,7 +21,9 @@ class SidebarState(AppState):
     renaming_uuid: str = ""
     search: str = ""
     show_archived: bool = False
-    _watch_gen: int = 0
+    # The conversation this tab shows ("" on the start page) and its title.
+    current_uuid: str = ""
+    title: str = ""
 
     async def refresh(self) -> None:
         """Reload the first pages of the list (as many rows as are shown now)."""
@@ -36,18 +37,16 @@ class SidebarState(AppState):
         )
         waiting = await svc.storage.call(pauses.open_pauses_by_session)
         states = svc.runs.session_states()
-        from agent_chat.state.chat import ChatState  # the chat state imports this module
-
-        viewing = (await self.get_state(ChatState)).current_uuid
         shown = []
         for chat in rows[:limit]:
             state = states.get(chat.session_uuid, "")
             if not state and waiting.get(chat.id):
                 state = "waiting"
-            if not state and chat.unread and chat.session_uuid != viewing:
+            if not state and chat.unread and chat.session_uuid != self.current_uuid:
                 state = "unread"
             shown.append(session_row(chat, state))
-        self.sessions = shown
+        if shown != self.sessions:  # assigning resends the whole list
+            self.sessions = shown
         self.has_more = len(rows) > limit
 
     @rx.event
@@ -108,17 +107,15 @@ class SidebarState(AppState):
         session_uuid = self.renaming_uuid
         self.renaming_uuid = ""
         try:
-            await self.svc().storage.call(
+            chat = await self.svc().storage.call(
                 sessions.rename_session, session_uuid=session_uuid, title=str(form.get("title", ""))
             )
         except (StoreError, ValueError) as exc:
             self.show_error(f"Could not rename: {exc}")
+        else:
+            if self.current_uuid == session_uuid:
+                self.title = chat.title
         await self.refresh()
-        from agent_chat.state.chat import ChatState
-
-        chat = await self.get_state(ChatState)
-        if chat.current_uuid == session_uuid:
-            await chat.reload_header()
 
     @rx.event
     async def delete(self, session_uuid: str):
@@ -131,36 +128,6 @@ class SidebarState(AppState):
         except StoreError as exc:
             self.show_error(f"Could not delete: {exc}")
         await self.refresh()
-        from agent_chat.state.chat import ChatState
-
-        chat = await self.get_state(ChatState)
-        if chat.current_uuid == session_uuid:
+        if self.current_uuid == session_uuid:
             return rx.redirect(routes.INDEX)
         return None
-
-    @rx.event(background=True)
-    async def watch(self):
-        """Keep the badges current while this tab is open: refresh when runs change."""
-        async with self:
-            self._watch_gen += 1
-            gen = self._watch_gen
-            token = self.router.session.client_token
-        runs = self.svc().runs
-        while True:
-            changed = await runs.wait_activity(timeout=30)
-            if not changed and not client_connected(token):
-                return  # the tab is gone; its next load starts a new watcher
-            await asyncio.sleep(0.05)
-            follow = False
-            async with self:
-                if self._watch_gen != gen:
-                    return  # a newer watcher (page reload) took over
-                if changed:
-                    await self.refresh()
-                    from agent_chat.state.chat import ChatState
-
-                    follow = await (await self.get_state(ChatState)).sync_with_runs()
-            if follow:
-                from agent_chat.state.chat import ChatState
-
-                yield ChatState.follow_run

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
+from agent_chat.protocol.events import RunEvent
 from agent_chat.runs.client import (
     BridgeClient,
     BridgeError,
-    BridgeEvent,
     BridgeUnavailable,
     RunNotFound,
 )
@@ -31,7 +31,7 @@ async def start(client: BridgeClient, bridge: RunningBridge, fake: RunningFakeMo
     )
 
 
-async def collect(events: AsyncIterator[BridgeEvent]) -> list[BridgeEvent]:
+async def collect(events: AsyncIterator[RunEvent]) -> list[RunEvent]:
     return [event async for event in events]
 
 
@@ -219,7 +219,7 @@ async def test_clarify_answer_and_stop_round_trip(
     client: BridgeClient, bridge: RunningBridge, fake_model: RunningFakeModel
 ) -> None:
     run_id = await start(client, bridge, fake_model, "ask me")
-    events: list[BridgeEvent] = []
+    events: list[RunEvent] = []
     async for event in client.events(run_id):
         events.append(event)
         if event.type == "clarify_request":

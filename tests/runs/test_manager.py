@@ -369,7 +369,10 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
     assert failed.error == BRIDGE_RESTARTED
     assert "agent service was restarted" in failed.error
     assert failed.content.startswith("word1 word2 word3")  # the text received so far
-    assert stored_seqs(storage, failed.id) == kept
+    # What was received is kept, and the app's own terminal event ends the log with the reason.
+    assert stored_seqs(storage, failed.id) == [*kept, len(kept) + 1]
+    ending = stored_view(storage, failed.id)
+    assert ending.state == "failed" and ending.error == BRIDGE_RESTARTED
     assert second.live_for_session(chat) is None
     old = BridgeClient(old_bridge.base_url)
     try:

@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 
 from agent_chat.db.logs import RunStats
 from agent_chat.db.models import ChatMessage, ChatSession, ModelConfig
+from agent_chat.live.streams import final_stream_id
 from agent_chat.protocol.reducer import RunView, ToolCall
 from agent_chat.skills import Skill
 
@@ -57,7 +58,7 @@ class MessageRow(TypedDict):
     tools: list[ToolRow]
     todos: list[TodoRow]
     answers: list[AnswerRow]
-    stream_id: str  # set when the page's stream already holds the content (sent as "")
+    stream_id: str  # the renderer's stream of an answer ("" content: the page holds it)
     version: int  # 1-based position among its siblings
     versions: int  # number of siblings (1: no switcher)
 
@@ -171,7 +172,10 @@ def message_row(
         tools=[],
         todos=[],
         answers=[],
-        stream_id="",
+        # Where the page's renderer keeps the answer's text (copy reads it there).
+        stream_id=final_stream_id(message.id or 0)
+        if message.role == "ASSISTANT" and message.content
+        else "",
         version=version[0],
         versions=version[1],
     )

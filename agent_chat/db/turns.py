@@ -1,0 +1,214 @@
+"""The transactions of a turn: what starting, finishing and resetting a run writes.
+
+Each function is one transaction (run through `Storage.call`). `Refused` carries a sentence
+for the person when the data does not allow the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sqlmodel import Session
+
+from agent_chat.db import messages, model_configs, pauses, sessions
+from agent_chat.db.errors import StoreError
+from agent_chat.db.models import (
+    ChatMessage,
+    ChatSession,
+    MessageRole,
+    MessageStatus,
+    ModelConfig,
+)
+
+
+class Refused(StoreError):
+    """The request cannot be done with the data as it is; the message says why."""
+
+
+class TurnMode(StrEnum):
+    SEND = "send"  # a new user message at the end of the active branch
+    EDIT = "edit"  # a new version of a user message, answered from the same point
+    REGENERATE = "regenerate"  # a new version of an answer to the same question
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    mode: TurnMode
+    session_uuid: str
+    text: str = ""
+    message_id: int | None = None
+    model_id: int | None = None
+    skill_folder: str | None = None
+
+
+@dataclass(frozen=True)
+class PreparedTurn:
+    """What the bridge needs to start the run, after the turn's messages are written."""
+
+    chat_session_id: int
+    hermes_session: str
+    text: str
+    history: list[dict[str, str]]
+    model: ModelConfig
+    system_prompt: str | None
+    user_id: int
+    assistant_id: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A run's end as stored: the answer, its status and what came with it."""
+
+    content: str
+    status: MessageStatus
+    error: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    summary: str | None = None  # the last compaction summary, if the context was compacted
+
+
+def prepare_turn(
+    *,
+    session: Session,
+    plan: TurnPlan,
+    run_id: str,
+    skill_prompt: Callable[[str], str],
+) -> PreparedTurn:
+    """Write the turn's messages and gather what the bridge needs. `skill_prompt(folder)`
+    reads a skill (raises OSError/ValueError when it is broken: nothing is written then)."""
+    chat = existing_chat(session, plan.session_uuid)
+    model = resolve_model(session, plan.model_id, chat.model_id)
+    skill_folder = plan.skill_folder if plan.mode == TurnMode.SEND else chat.skill_folder
+    system_prompt = None
+    if skill_folder:
+        try:
+            system_prompt = skill_prompt(skill_folder)
+        except (OSError, ValueError) as exc:
+            raise Refused(str(exc)) from exc
+    text = plan.text
+    user: ChatMessage | None = None
+    if plan.mode == TurnMode.SEND:
+        branch = messages.active_branch(session=session, chat_session_id=chat.id)
+        parent_id = branch[-1].id if branch else None
+    elif plan.mode == TurnMode.EDIT:
+        original = own_message(session, chat.id, plan.message_id, MessageRole.USER)
+        parent_id = original.parent_id
+    else:  # regenerate: the same question, a new answer beside the old one
+        original = own_message(session, chat.id, plan.message_id, MessageRole.ASSISTANT)
+        user = own_message(session, chat.id, original.parent_id, MessageRole.USER)
+        parent_id, text = user.parent_id, user.content
+    history = messages.history_for(session=session, chat_session_id=chat.id, parent_id=parent_id)
+    if user is None:
+        user = messages.append_message(
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=parent_id,
+            role=MessageRole.USER,
+            content=text,
+            status=MessageStatus.SENT,
+            model_id=model.id,
+            skill_folder=skill_folder,
+        )
+    assistant = messages.append_message(
+        session=session,
+        chat_session_id=chat.id,
+        parent_id=user.id,
+        role=MessageRole.ASSISTANT,
+        content="",
+        status=MessageStatus.RUNNING,
+        run_id=run_id,
+        model_id=model.id,
+        skill_folder=skill_folder,
+    )
+    sessions.set_title_if_empty(session=session, session_id=chat.id, text=text)
+    sessions.set_session_model(
+        session=session, session_id=chat.id, model_id=model.id, skill_folder=skill_folder
+    )
+    return PreparedTurn(
+        chat_session_id=chat.id,
+        hermes_session=chat.hermes_session,
+        text=text,
+        history=history,
+        model=model,
+        system_prompt=system_prompt,
+        user_id=user.id,
+        assistant_id=assistant.id,
+    )
+
+
+def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Outcome) -> None:
+    """The run's outcome in one transaction: the answer, a compaction summary, open
+    questions abandoned unless it succeeded, and the conversation marked unread."""
+    usage = outcome.usage
+    messages.finish_message(
+        session=session,
+        message_id=message_id,
+        content=outcome.content,
+        status=outcome.status,
+        error=outcome.error,
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        total_tokens=usage.get("total_tokens"),
+    )
+    if outcome.summary:
+        messages.add_summary(session=session, after_message_id=message_id, summary=outcome.summary)
+    # Unread until a tab shows the conversation (the tab that watched the run clears it).
+    answer = messages.get_message(session=session, message_id=message_id)
+    if answer is not None:
+        sessions.set_unread(session=session, session_id=answer.session_id, unread=True)
+    if outcome.status != MessageStatus.SUCCESS:
+        pauses.abandon_pauses(session=session, run_id=run_id)
+
+
+def mark_reset(*, session: Session, session_uuid: str) -> str:
+    """A new hermes session id and a RESET marker under the branch's leaf; the old id."""
+    chat = existing_chat(session, session_uuid)
+    branch = messages.active_branch(session=session, chat_session_id=chat.id)
+    if not branch or branch[-1].status == MessageStatus.RESET.value:
+        raise Refused("There is nothing to reset yet.")
+    old = chat.hermes_session
+    sessions.new_hermes_session(session=session, session_id=chat.id)
+    messages.append_message(
+        session=session,
+        chat_session_id=chat.id,
+        parent_id=branch[-1].id,
+        role=MessageRole.SYSTEM,
+        content="Context reset",
+        status=MessageStatus.RESET,
+    )
+    return old
+
+
+def session_uuid_of(*, session: Session, chat_session_id: int) -> str:
+    chat = session.get(ChatSession, chat_session_id)
+    return chat.session_uuid if chat else ""
+
+
+def resolve_model(session: Session, chosen: int | None, session_model: int | None) -> ModelConfig:
+    """The chosen model, else the session's, else the default; Refused if none exists."""
+    for model_id in (chosen, session_model):
+        if model_id is not None:
+            model = model_configs.get_model(session=session, model_id=model_id)
+            if model is not None:
+                return model
+    model = model_configs.get_default_model(session=session)
+    if model is None:
+        raise Refused("No model is configured yet. Add one in Settings → Models.")
+    return model
+
+
+def own_message(
+    session: Session, chat_session_id: int, message_id: int | None, role: MessageRole
+) -> ChatMessage:
+    message = messages.get_message(session=session, message_id=message_id) if message_id else None
+    if message is None or message.session_id != chat_session_id or message.role != role.value:
+        raise Refused("That message is not part of this conversation any more.")
+    return message
+
+
+def existing_chat(session: Session, session_uuid: str) -> ChatSession:
+    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    if chat is None:
+        raise Refused("This conversation does not exist (it may have been deleted).")
+    return chat

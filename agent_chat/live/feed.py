@@ -1,0 +1,124 @@
+"""One tab's window on one run: events in, small state patches and new text out.
+
+The growing texts (answer, thinking) never travel as state vars: resending a whole var per
+update costs the square of the answer. They travel one way, in one envelope: a chunk
+`(stream id, offset, text)` that the page's stream store (assets/stream_text.jsx) applies
+once and in place, whatever the order or repetition. A new feed (page load, reconnect)
+sends each text whole from offset 0 in the same envelope: the store keeps what it has.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_chat.live.streams import answer_stream_id, thinking_stream_id
+from agent_chat.protocol.events import RunEvent, RunState
+from agent_chat.protocol.reducer import RunView, apply
+from agent_chat.rows import todo_rows, tool_row
+
+
+@dataclass(frozen=True)
+class Chunk:
+    stream_id: str
+    offset: int  # characters of the stream before this chunk
+    text: str
+
+    def script(self) -> str:
+        # Short on purpose: it travels with every update (the page defines window.acs).
+        return (
+            f"window.acs&&acs({json.dumps(self.stream_id)},{self.offset},"
+            f"{json.dumps(self.text, ensure_ascii=False)})"
+        )
+
+
+@dataclass(frozen=True)
+class Patch:
+    values: dict[str, Any]  # LiveState var -> new value, only what changed
+    chunks: tuple[Chunk, ...] = ()
+
+    @property
+    def script(self) -> str:
+        """JavaScript handing the page the new text ("" when there is none)."""
+        return ";".join(c.script() for c in self.chunks)
+
+    def __bool__(self) -> bool:
+        return bool(self.values or self.chunks)
+
+
+class LiveFeed:
+    """Per tab and run: the reduced view, and what the page has been sent of it."""
+
+    def __init__(self, run_id: str, message_id: int) -> None:
+        self.run_id = run_id
+        self.message_id = message_id
+        self.view = RunView()
+        self._shown: dict[str, Any] = {}  # var -> value the page has
+        self._sent: dict[str, int] = {}  # stream id -> characters the page has
+        self._answer_text = ""  # what the page holds of the current answer stream
+
+    def add(self, events: Iterable[RunEvent]) -> None:
+        for event in events:
+            self.view = apply(self.view, event.as_dict())
+
+    @property
+    def finished(self) -> bool:
+        return self.view.finished
+
+    @property
+    def answer_stream(self) -> str:
+        return answer_stream_id(self.message_id, self.view.segment)
+
+    def values(self) -> dict[str, Any]:
+        """Every LiveState var as the view says now."""
+        view = self.view
+        current = view.current_tool
+        clarify = view.clarify
+        return {
+            "run_id": self.run_id,
+            "message_id": self.message_id,
+            "answer_stream": self.answer_stream,
+            "thinking_stream": thinking_stream_id(self.message_id),
+            "status": view.status,
+            "waiting": view.state == RunState.WAITING_INPUT,
+            "reconnecting": view.reconnecting,
+            "tool": tool_row(current) if current and not current.done else None,
+            "tools": [tool_row(t) for t in view.tools],
+            "todos": todo_rows(view),
+            "clarify_id": clarify.clarify_id if clarify else "",
+            "question": clarify.question if clarify else "",
+            "choices": list(clarify.choices) if clarify else [],
+        }
+
+    def patch(self) -> Patch:
+        """What changed since the last patch: var values, and new text as chunks."""
+        changed = {k: v for k, v in self.values().items() if self._shown.get(k, _NONE) != v}
+        self._shown.update(changed)
+        chunks = [
+            c
+            for c in (
+                self._chunk(self.answer_stream, self.view.answer),
+                self._chunk(thinking_stream_id(self.message_id), self.view.thinking),
+            )
+            if c is not None
+        ]
+        return Patch(changed, tuple(chunks))
+
+    def _chunk(self, stream_id: str, text: str) -> Chunk | None:
+        sent = self._sent.get(stream_id, 0)
+        if len(text) <= sent:
+            return None
+        self._sent[stream_id] = len(text)
+        if stream_id == self.answer_stream:
+            self._answer_text = text
+        return Chunk(stream_id, sent, text[sent:])
+
+    def page_has_answer(self, answer: str) -> bool:
+        """Whether the page's answer stream already shows `answer` (the stored final text),
+        so the finished message can keep showing it instead of receiving it again."""
+        return bool(answer) and self._answer_text.rstrip() == answer.rstrip()
+
+
+_NONE = object()  # "never sent": differs from every value, None included

@@ -1,0 +1,206 @@
+"""Following one run: read the bridge's events, store them, publish them, finish once.
+
+One `Consumer` task per run (the RunManager starts it). Each event is reduced into the
+run's view, queued for the batch writer and published on the bus, in that order; the
+outcome is stored once, then the run's channel closes, so a reader that sees the end finds
+the finished message in the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+from agent_chat.db import logs, pauses, turns
+from agent_chat.db.errors import StoreError
+from agent_chat.db.models import MessageStatus
+from agent_chat.protocol.events import EventType, RunEvent, RunState
+from agent_chat.protocol.log_codec import LogRow, event_to_row
+from agent_chat.protocol.reducer import RunView, apply
+from agent_chat.runs.batch_writer import LogBatchWriter
+from agent_chat.runs.bus import RunBus, SessionChange
+from agent_chat.runs.client import BridgeClient, BridgeError, RunNotFound
+from agent_chat.runs.storage import Storage
+
+log = logging.getLogger(__name__)
+
+FINAL_STATUS = {
+    RunState.SUCCEEDED: MessageStatus.SUCCESS,
+    RunState.FAILED: MessageStatus.FAILED,
+    RunState.STOPPED: MessageStatus.STOPPED,
+}
+BRIDGE_RESTARTED = (
+    "The agent service was restarted while this answer was being written, so the run was lost. "
+    "Everything received until then is kept; send the question again to retry."
+)
+
+
+@dataclass
+class LiveRun:
+    """A run the app is following."""
+
+    run_id: str
+    message_id: int
+    chat_session_id: int
+    session_uuid: str
+    view: RunView = field(default_factory=RunView)
+    task: asyncio.Task | None = None
+
+    @property
+    def session_state(self) -> str:
+        """The conversation's state for the sidebar: "waiting" or "running"."""
+        return "waiting" if self.view.state == RunState.WAITING_INPUT else "running"
+
+
+class Consumer:
+    """The pipeline every followed run goes through (shared by all runs of a manager)."""
+
+    def __init__(
+        self,
+        *,
+        storage: Storage,
+        client: BridgeClient,
+        bus: RunBus,
+        lock: asyncio.Lock,
+        forget: Callable[[LiveRun], None],
+    ) -> None:
+        self.storage = storage
+        self.client = client
+        self.bus = bus
+        self.writer = LogBatchWriter(self._write_logs)
+        self._lock = lock  # the manager's start lock: a run finishes under it
+        self._forget = forget  # drops the run from the manager's registry
+        self.db_retry_s = 300.0  # how long a write waits out an unwritable database
+
+    async def consume(self, live: LiveRun) -> None:
+        try:
+            async for event in self.client.events(
+                live.run_id,
+                last_event_id=live.view.last_seq,
+                on_connection=lambda connected: self._publish_link(live, connected),
+            ):
+                await self.on_event(live, event)
+                if event.is_terminal:
+                    await self.finish(live, status=FINAL_STATUS[live.view.state])
+                    return
+        except asyncio.CancelledError:
+            raise  # app shutdown: the run goes on in the bridge; re-attach on next start
+        except RunNotFound:
+            await self.finish(live, status=MessageStatus.FAILED, error=BRIDGE_RESTARTED)
+        except BridgeError as exc:
+            await self.finish(live, status=MessageStatus.FAILED, error=exc.message)
+        except Exception as exc:
+            log.exception("following run %s failed", live.run_id)
+            await self.finish(
+                live,
+                status=MessageStatus.FAILED,
+                error=f"Internal error while following the run: {exc}",
+            )
+
+    def _publish_link(self, live: LiveRun, connected: bool) -> None:
+        event = RunEvent(seq=0, type=EventType.BRIDGE_LINK, data={"connected": connected})
+        live.view = apply(live.view, event.as_dict())
+        self.bus.publish(live.run_id, event)
+
+    async def on_event(self, live: LiveRun, event: RunEvent) -> None:
+        was = live.session_state
+        live.view = apply(live.view, event.as_dict())
+        self.writer.add(live.message_id, event_to_row(event.type, event.seq, event.data))
+        data = event.data
+        if event.type == EventType.CLARIFY_REQUEST:
+            await self.store_with_retry(
+                pauses.create_pause,
+                run_id=live.run_id,
+                message_id=live.message_id,
+                clarify_id=str(data.get("clarify_id")),
+                question=str(data.get("question") or ""),
+                choices=[str(c) for c in data.get("choices") or []],
+            )
+            await self._flush_quietly()
+        elif event.type == EventType.CLARIFY_RESOLVED and data.get("cancelled"):
+            await self.store_with_retry(pauses.abandon_pauses, run_id=live.run_id)
+        elif event.type == EventType.CLARIFY_RESOLVED:
+            await self.store_with_retry(
+                pauses.answer_pause,
+                run_id=live.run_id,
+                clarify_id=str(data.get("clarify_id")),
+                answer=data.get("answer"),
+            )
+        self.bus.publish(live.run_id, event)
+        if live.session_state != was:
+            self.bus.publish_session(SessionChange(live.session_uuid, live.session_state))
+
+    async def _flush_quietly(self) -> None:
+        try:
+            await self.writer.flush()
+        except Exception:
+            log.exception("log flush failed; the writer retries in the background")
+
+    async def finish(
+        self, live: LiveRun, *, status: MessageStatus, error: str | None = None
+    ) -> None:
+        """Store the outcome once, then end the run's channel and tell every reader."""
+        if error and not live.view.finished:
+            # The bridge sent no terminal event: the app's own ends the log, so the stored
+            # log and every reader see the same end.
+            ending = RunEvent(
+                seq=live.view.last_seq + 1, type=EventType.RUN_FAILED, data={"error": error}
+            )
+            live.view = apply(live.view, ending.as_dict())
+            self.writer.add(live.message_id, event_to_row(ending.type, ending.seq, ending.data))
+            self.bus.publish(live.run_id, ending)
+        view = live.view
+        await self._flush_quietly()
+        outcome = turns.Outcome(
+            content=view.answer,
+            status=status,
+            error=error or view.error,
+            usage=view.usage or {},
+            summary=view.compactions[-1] if view.compactions else None,
+        )
+        # Under the start lock, and out of the registry before the outcome is stored:
+        # whoever sees the stored outcome also sees the run gone, and a send waits for the
+        # lock, so its context already holds this answer.
+        async with self._lock:
+            self._forget(live)
+            try:
+                await self.store_with_retry(
+                    turns.finalise_run,
+                    message_id=live.message_id,
+                    run_id=live.run_id,
+                    outcome=outcome,
+                )
+            except (StoreError, SQLAlchemyError):
+                # Still RUNNING in the database: the next start re-attaches and finalises it
+                # from the bridge's buffer or the stored terminal event.
+                log.exception("finalising message %s failed", live.message_id)
+        self.bus.close(live.run_id)
+        self.bus.publish_session(SessionChange(live.session_uuid, ""))
+
+    async def store_with_retry(self, fn: Callable[..., Any], /, **kwargs: Any) -> Any:
+        """A store call that outlasts a briefly unwritable database (locked, restarting)."""
+        delay, waited = 0.2, 0.0
+        while True:
+            try:
+                return await self.storage.call(fn, **kwargs)
+            except OperationalError:
+                if waited >= self.db_retry_s:
+                    raise
+                log.warning(
+                    "database busy or unreachable; retrying %s in %.1f s", fn.__name__, delay
+                )
+                await asyncio.sleep(delay)
+                waited += delay
+                delay = min(delay * 2, 5.0)
+
+    def _write_logs(self, batch: dict[int, list[LogRow]]) -> None:
+        def write(*, session: Any) -> None:
+            for message_id, rows in batch.items():
+                logs.append_logs(session=session, message_id=message_id, rows=rows)
+
+        self.storage.call_sync(write)

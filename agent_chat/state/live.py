@@ -1,0 +1,256 @@
+"""The open conversation's live run, and the two per-tab loops.
+
+`follow` mirrors one run into this tab while it lasts (a `LiveFeed` over
+`RunManager.subscribe`): small vars through the state, new text as scripts, at most one
+update per 50 ms. `watch` lives as long as the tab: it keeps the sidebar's badges current
+from `RunManager.session_changes()` and starts `follow` when a run of the shown
+conversation begins elsewhere (another tab, the API). Each loop has a cancel flag: a
+newer loop (page load, reconnect) makes the older one stop at its next step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import reflex as rx
+
+from agent_chat import routes
+from agent_chat.db import sessions
+from agent_chat.live.feed import LiveFeed
+from agent_chat.rows import TodoRow, ToolRow
+from agent_chat.runs.client import BridgeError
+from agent_chat.runs.manager import RunRefused, StartedRun
+from agent_chat.state.chat import COMPOSER_ID, NO_SKILL, ChatState
+
+COALESCE_S = 0.05  # at most one live update per 50 ms per tab
+LONG_ANSWER = 16_000  # characters; beyond, one update per 100 ms (benchmarks/RESULTS.md #3)
+TAB_CHECK_S = 30.0  # how often an idle watcher checks that its tab is still there
+
+
+class LiveState(ChatState):
+    # Set from `LiveFeed.values()` while a run of this conversation is followed.
+    run_id: str = ""
+    message_id: int = 0
+    answer_stream: str = ""
+    thinking_stream: str = ""
+    status: str = ""
+    waiting: bool = False
+    reconnecting: bool = False
+    tool: ToolRow | None = None  # the tool running now
+    tools: list[ToolRow] = []
+    todos: list[TodoRow] = []
+    clarify_id: str = ""
+    question: str = ""
+    choices: list[str] = []
+    answer_sending: bool = False  # an answer is on its way to the agent
+    answer_error: str = ""
+
+    _follower: str = ""  # the follow loop that may write (cancel flag for older ones)
+    _watcher: str = ""
+
+    @rx.var
+    def running(self) -> bool:
+        return self.run_id != ""
+
+    def _clear_live(self) -> None:
+        follower, watcher = self._follower, self._watcher
+        self.reset()  # this state's own vars only: the conversation above is kept
+        self._follower, self._watcher = follower, watcher
+
+    # ---- page load ---------------------------------------------------------------------
+
+    @rx.event
+    def start(self):
+        """After load_index/load_chat: the tab's watcher, and the follower if a run goes."""
+        self._watcher = uuid.uuid4().hex
+        events = [LiveState.watch(self._watcher)]
+        if self.current_uuid and self.svc().runs.live_for_session(self.current_uuid):
+            events.append(self._follow())
+        elif self.run_id:
+            self._clear_live()
+        return events
+
+    def _follow(self):
+        self._follower = uuid.uuid4().hex
+        return LiveState.follow(self._follower)
+
+    # ---- commands ------------------------------------------------------------------------
+
+    @rx.event
+    async def send(self, form: dict):
+        text = str(form.get("message") or "")
+        svc = self.svc()
+        self.composer_error = ""
+        try:
+            svc.runs.validate_message(text)
+        except RunRefused as exc:
+            self.composer_error = str(exc)
+            return None
+        new_session = not self.current_uuid
+        if new_session:
+            chat = await svc.storage.call(sessions.create_session)
+            self.current_uuid = chat.session_uuid
+        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
+        skill = None if self.selected_skill == NO_SKILL else self.selected_skill
+        try:
+            started = await svc.runs.send(
+                session_uuid=self.current_uuid, text=text, model_id=model_id, skill_folder=skill
+            )
+        except RunRefused as exc:
+            self.composer_error = str(exc)  # the text stays in the box: nothing is lost
+            return None
+        follow = await self._after_new_run(started)
+        # A new conversation gets its own URL; its page load starts the follower.
+        then = rx.redirect(routes.chat_url(self.current_uuid)) if new_session else follow
+        return [rx.set_value(COMPOSER_ID, ""), then]
+
+    async def _after_new_run(self, started: StartedRun):
+        """Show the run just started here; the event that follows it live."""
+        self.run_id, self.message_id = started.run_id, started.assistant_message_id
+        await self.reload_messages()
+        await self.refresh()
+        return self._follow()
+
+    @rx.event
+    async def submit_edit(self, form: dict):
+        """Send the edited text as a new version of the user message, answered afresh."""
+        message_id, text = self.editing_id, str(form.get("text") or "")
+        if self.refuse_while_running("Editing"):
+            return None
+        try:
+            started = await self.svc().runs.edit(
+                session_uuid=self.current_uuid, message_id=message_id, text=text
+            )
+        except RunRefused as exc:
+            self.show_error(str(exc))
+            return None
+        self.editing_id = 0
+        return await self._after_new_run(started)
+
+    @rx.event
+    async def regenerate(self, message_id: int):
+        """Answer the same question again as a new version of this answer."""
+        if self.refuse_while_running("Regenerating"):
+            return None
+        try:
+            started = await self.svc().runs.regenerate(
+                session_uuid=self.current_uuid, message_id=message_id
+            )
+        except RunRefused as exc:
+            self.show_error(str(exc))
+            return None
+        return await self._after_new_run(started)
+
+    @rx.event
+    async def stop(self):
+        if not self.run_id:
+            return
+        try:
+            await self.svc().runs.stop(self.run_id)
+        except BridgeError as exc:
+            self.show_error(f"Could not stop the run: {exc.message}")
+
+    @rx.event
+    async def answer_question(self, answer: str):
+        """Send the person's answer to the agent's pending question."""
+        answer = (answer or "").strip()
+        if not answer:
+            self.answer_error = "Choose an option or type an answer."
+            return
+        if not self.clarify_id or self.answer_sending:
+            self.answer_error = "This question was already answered."
+            return
+        self.answer_sending, self.answer_error = True, ""
+        yield
+        try:
+            await self.svc().runs.answer(self.run_id, self.clarify_id, answer)
+        except BridgeError as exc:
+            self.answer_sending = False
+            if exc.status_code == 404:
+                self.answer_error = "This question was already answered or is no longer open."
+            else:
+                self.answer_error = f"The answer could not be delivered: {exc.message}"
+
+    @rx.event
+    async def answer_custom(self, form: dict):
+        return LiveState.answer_question(str(form.get("answer") or ""))
+
+    # ---- the loops -----------------------------------------------------------------------
+
+    @rx.event(background=True)
+    async def follow(self, follower: str):
+        """Mirror the shown conversation's run into this tab until it ends."""
+        runs = self.svc().runs
+        async with self:
+            live = runs.live_for_session(self.current_uuid)
+            if self._follower != follower or live is None:
+                return
+            session_uuid = self.current_uuid
+        feed = LiveFeed(live.run_id, live.message_id)
+        events = runs.subscribe(live.run_id)
+        try:
+            async for first in events:
+                # Let a burst of events gather: one update carries them all.
+                long = len(feed.view.answer) >= LONG_ANSWER
+                await asyncio.sleep(2 * COALESCE_S if long else COALESCE_S)
+                feed.add([first, *events.take_ready()])
+                patch = feed.patch()
+                async with self:
+                    if self._follower != follower or self.current_uuid != session_uuid:
+                        return  # superseded, or the tab shows another conversation now
+                    self._apply(patch.values)
+                if patch.chunks:
+                    yield rx.call_script(patch.script)
+            feed.add(events.take_ready())
+            patch = feed.patch()
+            if patch.chunks:  # the text that came with the last events
+                yield rx.call_script(patch.script)
+            async with self:
+                if self._follower != follower or self.current_uuid != session_uuid:
+                    return
+                if feed.page_has_answer(feed.view.answer):
+                    self._streamed = {**self._streamed, feed.message_id: feed.answer_stream}
+                self._clear_live()
+                await self.reload_messages()
+                await self.refresh()
+        finally:
+            events.close()
+
+    def _apply(self, values: dict) -> None:
+        old_clarify = self.clarify_id
+        for name, value in values.items():
+            setattr(self, name, value)
+        if self.clarify_id != old_clarify:  # a new question: a fresh answer form
+            self.answer_sending, self.answer_error = False, ""
+
+    @rx.event(background=True)
+    async def watch(self, watcher: str):
+        """Keep the badges current while this tab is open; follow runs started elsewhere."""
+        svc = self.svc()
+        async with self:
+            token = self.router.session.client_token
+        changes = svc.runs.session_changes()
+        try:
+            while True:
+                change = await changes.next(timeout=TAB_CHECK_S)
+                if change is None:
+                    if not svc.tab_connected(token):
+                        return  # the tab is gone; its next load starts a new watcher
+                    continue
+                await asyncio.sleep(COALESCE_S)  # one refresh for a burst of changes
+                shown = {change.session_uuid, *(c.session_uuid for c in changes.take_ready())}
+                async with self:
+                    if self._watcher != watcher:
+                        return  # a newer watcher (page load, reconnect) took over
+                    await self.refresh()
+                    follow = None
+                    if self.current_uuid in shown and not self.run_id:
+                        # A run of this conversation came or went elsewhere: show it.
+                        await self.reload_messages()
+                        if svc.runs.live_for_session(self.current_uuid):
+                            follow = self._follow()
+                if follow is not None:
+                    yield follow
+        finally:
+            changes.close()

@@ -1,0 +1,121 @@
+"""`RunManager.subscribe` and `session_changes`: the one way to follow a run. Every reader,
+whenever it starts, gets the run's events once, in order, ending with the terminal event;
+a finished run replays from the stored log; conversations' state changes reach every
+reader. Over a real bridge and the scripted fake model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from agent_chat.db import sessions
+from agent_chat.protocol.events import TERMINAL_EVENTS, EventType, RunEvent
+from agent_chat.protocol.reducer import replay
+from agent_chat.runs.bus import LocalRunBus, SessionChange
+from agent_chat.runs.storage import Storage
+from tests.conftest import RunningBridge
+from tests.runs.conftest import MakeManager
+
+
+def _new_chat(storage: Storage) -> str:
+    return storage.call_sync(sessions.create_session).session_uuid
+
+
+async def _read_all(subscription, timeout: float = 30.0) -> list[RunEvent]:
+    async def read() -> list[RunEvent]:
+        return [event async for event in subscription]
+
+    return await asyncio.wait_for(read(), timeout)
+
+
+def _numbered(events: list[RunEvent]) -> list[int]:
+    return [e.seq for e in events if e.seq]
+
+
+async def test_readers_that_join_early_late_or_after_the_end_see_the_same_run(
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+) -> None:
+    manager = await make_manager(bridge.base_url)
+    started = await manager.send(session_uuid=_new_chat(storage), text="slow please")
+    early = asyncio.create_task(_read_all(manager.subscribe(started.run_id)))
+    live = manager.live(started.run_id)
+    async for event in manager.subscribe(started.run_id):  # until the third word is in
+        if event.seq and "word3 " in live.view.answer:
+            break
+    late = asyncio.create_task(_read_all(manager.subscribe(started.run_id)))
+    tail = asyncio.create_task(_read_all(manager.subscribe(started.run_id, after_seq=5)))
+    early_events, late_events, tail_events = await asyncio.gather(early, late, tail)
+    stored_events = await _read_all(manager.subscribe(started.run_id))  # the run is over
+
+    seqs = _numbered(early_events)
+    assert seqs == list(range(1, seqs[-1] + 1))  # every event once, in order
+    assert early_events[-1].type in TERMINAL_EVENTS
+    assert _numbered(late_events) == seqs
+    assert _numbered(tail_events) == seqs[5:]
+    final = replay([e.as_dict() for e in early_events])
+    assert final.answer.startswith("word1 word2 word3") and final.state == "succeeded"
+    # The stored log merges deltas into fewer rows, but replays to the same view.
+    assert stored_events[-1].type in TERMINAL_EVENTS
+    assert replay([e.as_dict() for e in stored_events]) == final
+    assert replay([e.as_dict() for e in late_events]) == final
+
+
+async def test_session_changes_report_running_waiting_and_the_end(
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+) -> None:
+    manager = await make_manager(bridge.base_url)
+    chat = _new_chat(storage)
+    changes = manager.session_changes()
+    try:
+        started = await manager.send(session_uuid=chat, text="ask me")
+        seen = []
+        while len(seen) < 2:
+            change = await changes.next(timeout=30)
+            assert change is not None, f"no change after {seen}"
+            seen.append(change)
+        assert seen == [SessionChange(chat, "running"), SessionChange(chat, "waiting")]
+        assert manager.session_states() == {chat: "waiting"}
+        await manager.stop(started.run_id)
+        after = []
+        while not after or after[-1].state:
+            change = await changes.next(timeout=30)
+            assert change is not None, f"no end after {after}"
+            after.append(change)
+        # The stop cancels the question first (running again), then the run ends.
+        assert after in (
+            [SessionChange(chat, "")],
+            [SessionChange(chat, "running"), SessionChange(chat, "")],
+        )
+        assert manager.session_states() == {}
+    finally:
+        changes.close()
+
+
+async def test_an_unknown_run_is_an_empty_replay(
+    bridge: RunningBridge, storage: Storage, make_manager: MakeManager
+) -> None:
+    manager = await make_manager(bridge.base_url)
+    assert await _read_all(manager.subscribe("no-such-run")) == []
+
+
+async def test_a_waiting_reader_loses_nothing_when_its_wait_is_cancelled() -> None:
+    bus = LocalRunBus()
+    bus.open("r")
+    reader = bus.subscribe("r")
+    assert reader is not None
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(reader.__anext__(), 0.05)
+    bus.publish("r", RunEvent(1, EventType.TEXT_DELTA, {"text": "a"}))
+    bus.publish("r", RunEvent(2, EventType.RUN_COMPLETED, {}))
+    bus.close("r")
+    assert [e.seq for e in [e async for e in reader]] == [1, 2]
+    assert bus.subscribe("r") is None  # closed channels are dropped
+
+
+async def test_a_closed_session_reader_stops_receiving() -> None:
+    bus = LocalRunBus()
+    first, second = bus.session_changes(), bus.session_changes()
+    first.close()
+    bus.publish_session(SessionChange("s", "running"))
+    assert first.take_ready() == []
+    assert second.take_ready() == [SessionChange("s", "running")]
