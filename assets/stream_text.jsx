@@ -116,7 +116,15 @@ function splitBlocks(text) {
   return blocks;
 }
 
-// The safety rules, the same for every text: no raw HTML (skipHtml), no script URLs.
+// The safety rules, the same for every text: raw HTML is shown as the text it is (never
+// parsed into elements), no script URLs, images only on click.
+const htmlAsText = () => (tree) => {
+  const walk = (node) => {
+    if (node.type === "html") node.type = "text";
+    if (node.children) node.children.forEach(walk);
+  };
+  walk(tree);
+};
 const safeUrl = (url) => (/^\s*(javascript|vbscript|data):/i.test(url || "") ? "" : url);
 
 // A model's image becomes a link: nothing remote loads until the person clicks.
@@ -137,7 +145,7 @@ const components = {
 
 const Block = memo(function Block({ text }) {
   return (
-    <ReactMarkdown remarkPlugins={[remarkGfm]} urlTransform={safeUrl} components={components} skipHtml>
+    <ReactMarkdown remarkPlugins={[remarkGfm, htmlAsText]} urlTransform={safeUrl} components={components} skipHtml>
       {text}
     </ReactMarkdown>
   );

@@ -28,9 +28,8 @@ class StreamText(rx.Component):
 stream_text = StreamText.create
 
 
-def copy_stream(stream_id: rx.Var | str) -> list:
+def copy_stream(stream_id: rx.Var) -> list:
     """Client-side events: copy a stream's text (from the page's store) and say so."""
-    return [
-        rx.call_script(f"window.agentChatStream&&agentChatStream.copy('{stream_id}')"),
-        rx.toast("Copied", duration=1500),
-    ]
+    # Built as a Var expression: the id is read in the page, not in Python.
+    code = "window.agentChatStream&&agentChatStream.copy(" + stream_id.to(str).to_string() + ")"
+    return [rx.call_script(code), rx.toast("Copied", duration=1500)]

@@ -56,8 +56,7 @@ class LiveFeed:
         self.message_id = message_id
         self.view = RunView()
         self._shown: dict[str, Any] = {}  # var -> value the page has
-        self._sent: dict[str, int] = {}  # stream id -> characters the page has
-        self._answer_text = ""  # what the page holds of the current answer stream
+        self._page: dict[str, str] = {}  # stream id -> the text the page was sent
 
     def add(self, events: Iterable[RunEvent]) -> None:
         for event in events:
@@ -107,18 +106,20 @@ class LiveFeed:
         return Patch(changed, tuple(chunks))
 
     def _chunk(self, stream_id: str, text: str) -> Chunk | None:
-        sent = self._sent.get(stream_id, 0)
-        if len(text) <= sent:
+        has = self._page.get(stream_id, "")
+        if len(text) <= len(has) or not text.startswith(has):
+            # Nothing new, or the text was replaced (a final text that differs from what
+            # streamed): the store never shortens a stream, so the end hands over the stored
+            # answer instead (`page_has_answer` is False).
             return None
-        self._sent[stream_id] = len(text)
-        if stream_id == self.answer_stream:
-            self._answer_text = text
-        return Chunk(stream_id, sent, text[sent:])
+        self._page[stream_id] = text
+        return Chunk(stream_id, len(has), text[len(has) :])
 
     def page_has_answer(self, answer: str) -> bool:
         """Whether the page's answer stream already shows `answer` (the stored final text),
         so the finished message can keep showing it instead of receiving it again."""
-        return bool(answer) and self._answer_text.rstrip() == answer.rstrip()
+        shown = self._page.get(self.answer_stream, "")
+        return bool(answer) and shown.rstrip() == answer.rstrip()
 
 
 _NONE = object()  # "never sent": differs from every value, None included

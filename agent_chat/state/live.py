@@ -183,8 +183,12 @@ class LiveState(ChatState):
         """Mirror the shown conversation's run into this tab until it ends."""
         runs = self.svc().runs
         async with self:
+            if self._follower != follower:
+                return
             live = runs.live_for_session(self.current_uuid)
-            if self._follower != follower or live is None:
+            if live is None:  # it ended before it could be followed: show what is stored
+                self._clear_live()
+                await self.reload_messages()
                 return
             session_uuid = self.current_uuid
         feed = LiveFeed(live.run_id, live.message_id)

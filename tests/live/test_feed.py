@@ -164,3 +164,22 @@ def test_script_escapes_the_text_as_json() -> None:
     feed = LiveFeed("run", 6)
     feed.add([RunEvent(1, "text_delta", {"text": 'a"</script>\n'})])
     assert feed.patch().script == 'window.acs&&acs("a6-0",0,"a\\"</script>\\n")'
+
+
+def test_a_final_text_that_replaces_the_streamed_one_is_not_patched_into_it() -> None:
+    """hermes' final text may differ from what streamed (here: leading blank lines): the
+    page's stream is not corrupted, and the end hands over the stored answer instead."""
+    feed = LiveFeed("run", 8)
+    page = PageStore()
+    feed.add([RunEvent(1, "text_delta", {"text": "\n\nPlan "})])
+    page.apply(feed.patch())
+    feed.add(
+        [
+            RunEvent(2, "text_delta", {"text": "made."}),
+            RunEvent(3, "run_completed", {"final_text": "Plan made."}),
+        ]
+    )
+    page.apply(feed.patch())
+    assert page.text["a8-0"] == "\n\nPlan "  # never "\n\nPlan de."
+    assert feed.view.answer == "Plan made."
+    assert not feed.page_has_answer(feed.view.answer)
