@@ -32,7 +32,7 @@ class Settings:
     env_model_api_key: str | None
     env_model_name: str | None
     env_model_context_length: int | None
-    # Login (agent_chat/auth.py): off unless a password is set.
+    # Login (agent_chat/auth/): off unless a password is set.
     password: str | None = None
     secret: str | None = None  # signs session cookies; else data/secret_key is used
     session_hours: float = DEFAULT_SESSION_HOURS

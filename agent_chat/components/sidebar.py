@@ -120,7 +120,7 @@ def session_item(row: SessionRow) -> rx.Component:
 
 
 def _logout() -> list[rx.Component]:
-    """The "Log out" button when a password protects the app (agent_chat/auth.py), else none.
+    """The "Log out" button when a password protects the app (agent_chat/auth/), else none.
 
     Decided when the pages compile (`reflex run` reads the same environment as the app).
     """
