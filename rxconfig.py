@@ -17,6 +17,11 @@ config = rx.Config(
     telemetry_enabled=False,
     show_built_with_reflex=False,
     backend_host=_settings.app_host,
+    # No cross-origin access at all: the page is served by the app itself (same origin, also
+    # behind a proxy), so no credentialed CORS for anyone, and Socket.IO's own origin check is
+    # off because agent_chat/auth/origins.py checks Host and Origin on every way in. Reflex's
+    # default, "*", let any web page read the API and drive the websocket.
+    cors_allowed_origins=[],
     plugins=[
         rx.plugins.RadixThemesPlugin(
             theme=rx.theme(accent_color="violet", gray_color="slate", radius="large")

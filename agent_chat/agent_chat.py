@@ -10,6 +10,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.api import create_api
 from agent_chat.auth import login_gate
+from agent_chat.auth.origins import origin_guard
 from agent_chat.pages.chat import chat_page
 from agent_chat.pages.settings import models_page
 from agent_chat.services import services, start_services, stop_services
@@ -36,8 +37,9 @@ async def services_lifespan():
 app = rx.App(
     stylesheets=["/styles.css", "/memory.css"],
     # The export endpoint, served on the app's port (the storage exists once services start),
-    # then the login gate around everything (applied in order: the last wraps the rest).
-    api_transformer=[create_api(lambda: services().storage), login_gate],
+    # the login gate around everything, and outermost the Host/Origin guard (applied in
+    # order: the last wraps the rest).
+    api_transformer=[create_api(lambda: services().storage), login_gate, origin_guard],
 )
 app.register_lifespan_task(services_lifespan)
 app.add_page(

@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import MutableMapping
 from urllib.parse import urlparse
 
 import httpx
@@ -29,9 +31,36 @@ def bridge_healthy(url: str) -> bool:
         return False
 
 
+def bridge_token(environ: MutableMapping[str, str]) -> str:
+    """The bridge's bearer token: the operator's `AGENT_CHAT_BRIDGE_TOKEN`, else a random one
+    made now and put in `environ`, so only the app this launcher starts can use the bridge
+    (any local program or web page could otherwise start runs and read the memory)."""
+    token = environ.get("AGENT_CHAT_BRIDGE_TOKEN", "").strip()
+    if not token:
+        token = secrets.token_urlsafe(32)
+        environ["AGENT_CHAT_BRIDGE_TOKEN"] = token
+    return token
+
+
+def bridge_accepts(url: str, token: str) -> bool:
+    """Whether the bridge at `url` takes this token (an authenticated call that is not 401)."""
+    try:
+        response = httpx.get(
+            f"{url}/runs/-", headers={"Authorization": f"Bearer {token}"}, timeout=2
+        )
+    except httpx.HTTPError:
+        return False
+    return response.status_code != 401
+
+
 def start_bridge(url: str) -> subprocess.Popen | None:
     """Start a bridge on the host/port of `url`; None if one is already answering there."""
     if bridge_healthy(url):
+        if not bridge_accepts(url, os.environ["AGENT_CHAT_BRIDGE_TOKEN"]):
+            raise SystemExit(
+                f"a bridge already runs at {url} with another token: stop it, or start this "
+                "app with AGENT_CHAT_BRIDGE_TOKEN set to the token that bridge was given"
+            )
         log.info("using the bridge already running at %s", url)
         return None
     parsed = urlparse(url)
@@ -77,6 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--env", default="prod", choices=["prod", "dev"])
     args = parser.parse_args(argv)
 
+    bridge_token(os.environ)  # before either process starts: both inherit it
     bridge = start_bridge(settings.bridge_url)
     app_cmd = [sys.executable, "-m", "reflex", "run", "--env", args.env]
     app_cmd += ["--backend-host", settings.app_host]

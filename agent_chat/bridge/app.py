@@ -12,6 +12,8 @@ from importlib import metadata
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_chat.bridge.agent_factory import build_agent
 from agent_chat.bridge.memory import MemoryLimitError, memory_files
@@ -20,6 +22,7 @@ from agent_chat.bridge.registry import RunRegistry
 from agent_chat.bridge.runs import Run, RunRejected
 from agent_chat.bridge.schemas import ClarifyAnswer, MemoryUpdate, StartRunRequest
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
+from agent_chat.hosts import Allowed
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +43,26 @@ def _readable_validation_error(exc: RequestValidationError) -> str:
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
         parts.append(f"{where}: {error.get('msg', 'invalid')}")
     return "Invalid request: " + "; ".join(parts)
+
+
+class HostGuard:
+    """Refuse a `Host` that is not this machine or a configured name (DNS rebinding: a foreign
+    name resolving to 127.0.0.1 must not reach the agent or the memory). Pure ASGI, so the
+    SSE streams pass through untouched."""
+
+    def __init__(self, app: ASGIApp, allowed: Allowed) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = Headers(scope=scope).get("host", "")
+            if not self.allowed.host_ok(host):
+                logger.warning("refused a request for host %r (%s)", host, scope.get("path"))
+                response = JSONResponse({"detail": f"Host {host!r} is not served here."}, 400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def create_app(settings: BridgeSettings | None = None) -> FastAPI:
@@ -64,6 +87,8 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.registry = registry
     app.state.pool = pool
+
+    app.add_middleware(HostGuard, allowed=Allowed.from_lists(settings.allowed_hosts))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

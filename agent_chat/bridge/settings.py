@@ -25,6 +25,9 @@ class BridgeSettings:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     token: str | None = None
+    # Host names besides loopback the bridge answers to (a bridge on another machine, behind
+    # a name); anything else is refused (DNS rebinding).
+    allowed_hosts: tuple[str, ...] = ()
     max_active_runs: int = 5
     agent_pool_size: int = 8
     # A question waits this long for an answer; 24 h is "no timeout" in practice.
@@ -67,6 +70,11 @@ def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings
         host=env.get("AGENT_CHAT_BRIDGE_HOST") or DEFAULT_HOST,
         port=int(_number(env, "AGENT_CHAT_BRIDGE_PORT", DEFAULT_PORT)),
         token=env.get("AGENT_CHAT_BRIDGE_TOKEN") or None,
+        allowed_hosts=tuple(
+            h.strip()
+            for h in env.get("AGENT_CHAT_BRIDGE_ALLOWED_HOSTS", "").split(",")
+            if h.strip()
+        ),
         max_active_runs=int(_number(env, "AGENT_CHAT_MAX_ACTIVE_RUNS", 5)),
         agent_pool_size=int(_number(env, "AGENT_CHAT_AGENT_POOL_SIZE", 8)),
         clarify_max_wait_s=_number(env, "AGENT_CHAT_CLARIFY_MAX_WAIT_S", 86400.0, float),

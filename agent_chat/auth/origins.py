@@ -1,0 +1,103 @@
+"""The outermost ASGI layer of the app: only this machine's pages may drive it.
+
+Every way in (pages, `/api/*`, login, the `/_event` websocket and its polling transport) is
+checked before anything runs: a `Host` that is not this machine or a configured public name
+is refused with 400 (DNS rebinding), a browser `Origin` that is not the app's own or a
+configured one with 403 (any web page may otherwise open a websocket to 127.0.0.1 and call
+every event handler). Requests without `Origin` (curl, scripts, same-origin navigation) pass:
+a browser always sends it where a foreign page could abuse it. Page responses get the
+security headers (framing refused, no sniffing, a Content-Security-Policy).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agent_chat.hosts import Allowed
+
+log = logging.getLogger(__name__)
+
+# What Reflex and the stream renderer need, and why:
+# - script-src 'unsafe-eval': rx.call_script evaluates the server's scripts (the live text);
+#   'unsafe-inline': the prerendered page carries its hydration data in inline scripts.
+# - style-src 'unsafe-inline': Radix/emotion inject style elements at run time.
+# - img-src 'self' data:: only the app's own images; a model's images are links (click to open).
+# - connect-src: the app's own websocket; 'self' covers it in current browsers, the explicit
+#   ws(s)://host keeps older ones working.
+CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
+    "connect-src 'self' {ws}; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def allowed_from_environment() -> Allowed:
+    return Allowed.from_env(
+        os.environ.get("AGENT_CHAT_ALLOWED_HOSTS"), os.environ.get("AGENT_CHAT_ALLOWED_ORIGINS")
+    )
+
+
+class OriginGuard:
+    def __init__(self, app: ASGIApp, allowed: Allowed) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)  # lifespan
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        origin = headers.get("origin")
+        if not self.allowed.host_ok(host):
+            log.warning("refused a request for host %r (%s)", host, scope.get("path"))
+            await self._refuse(scope, receive, send, 400, f"Host {host!r} is not served here.")
+            return
+        if origin is not None and not self.allowed.origin_ok(
+            origin, host_header=host, scheme=scope.get("scheme", "http")
+        ):
+            log.warning("refused a request from origin %r (%s)", origin, scope.get("path"))
+            await self._refuse(scope, receive, send, 403, "Requests from other sites are refused.")
+            return
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, send)
+            return
+        await self.app(scope, receive, self._with_headers(send, host))
+
+    @staticmethod
+    def _with_headers(send: Send, host: str) -> Callable[[Message], object]:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                response = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    response.setdefault(name, value)
+                if "content-security-policy" not in response:
+                    response["Content-Security-Policy"] = CSP.format(ws=f"ws://{host} wss://{host}")
+            await send(message)
+
+        return send_with_headers
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, text: str) -> None:
+        if scope["type"] == "websocket":
+            # Closing before accepting makes the server answer the handshake with 403.
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await PlainTextResponse(text, status_code=status)(scope, receive, send)
+
+
+def origin_guard(app: ASGIApp) -> ASGIApp:
+    """The app's api_transformer: the guard with the allow-lists from the environment."""
+    return OriginGuard(app, allowed_from_environment())
