@@ -1,18 +1,21 @@
-"""Shared pytest fixtures."""
+"""Fixtures every folder may use: the fake model, bridges, and a fresh database per test
+(the builders behind them are in tests/support)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from sqlalchemy import Engine
 
-from tests.fakes.model_server import RunningFakeModel, running_fake_model, serve_in_thread
+from agent_chat.runs.storage import Storage
+from tests.fakes.model_server import RunningFakeModel, running_fake_model
+from tests.support.bridge import RunningBridge, StartBridge, bridges_in_threads
+from tests.support.bridge import hermes_home as make_hermes_home
+from tests.support.databases import fresh_database, migrated_engine
 
-# --- fake model server and bridge (tests/bridge, and anyone needing a model endpoint) -------
+# --- fake model server and bridge ---------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -25,54 +28,42 @@ def fake_model() -> Iterator[RunningFakeModel]:
 @pytest.fixture(scope="session")
 def hermes_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One HERMES_HOME for the whole session: hermes fixes its paths when first imported."""
-    home = tmp_path_factory.mktemp("hermes-home")
-    # One API attempt instead of three: a dead endpoint fails in seconds, not ~24 s.
-    (home / "config.yaml").write_text("agent:\n  api_max_retries: 1\n", encoding="utf-8")
-    return home
-
-
-@dataclass
-class RunningBridge:
-    """A bridge served by uvicorn in a thread."""
-
-    base_url: str
-    app: Any
-
-    def model(self, fake: RunningFakeModel, **extra: Any) -> dict[str, Any]:
-        """A ``model`` body field pointing at the fake model server."""
-        return {"base_url": fake.base_url, "model": "fake-model", **extra}
+    return make_hermes_home(tmp_path_factory.mktemp("hermes-home"))
 
 
 @pytest.fixture
-def start_bridge(hermes_home: Path) -> Iterator[Callable[..., RunningBridge]]:
+def start_bridge(hermes_home: Path) -> Iterator[StartBridge]:
     """Start a bridge with settings overrides: ``start_bridge(max_active_runs=1)``."""
-    from agent_chat.bridge.app import create_app
-    from agent_chat.bridge.settings import BridgeSettings
-
-    stack = contextlib.ExitStack()
-    apps: list[Any] = []
-
-    def start(**overrides: Any) -> RunningBridge:
-        settings = replace(BridgeSettings(hermes_home=hermes_home), **overrides)
-        app = create_app(settings)
-        apps.append(app)
-        port = stack.enter_context(serve_in_thread(app))
-        return RunningBridge(base_url=f"http://127.0.0.1:{port}", app=app)
-
-    with stack:
+    with bridges_in_threads(hermes_home) as start:
         yield start
-        # Wake any question still waiting so no run thread outlives its test for long.
-        for app in apps:
-            app.state.registry.stop_all()
 
 
 @pytest.fixture
-def bridge(start_bridge: Callable[..., RunningBridge]) -> RunningBridge:
+def bridge(start_bridge: StartBridge) -> RunningBridge:
     """A bridge with default settings except a short keep-alive interval."""
     return start_bridge(keepalive_interval_s=0.5)
 
 
-# --- end of fake model server and bridge fixtures ------------------------------------------
+# --- a fresh database per test (SQLite, or PostgreSQL with AGENT_CHAT_TEST_DB_URL) ----------
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database (not yet migrated)."""
+    with fresh_database(tmp_path / "db" / "agent_chat.db") as url:
+        yield url
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    """An engine on `db_url` once `migrate()` built the schema: every test exercises it."""
+    with migrated_engine(db_url) as engine:
+        yield engine
+
+
+@pytest.fixture
+def storage(engine: Engine) -> Storage:
+    return Storage(engine)
 
 
 # --- ordering ------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ import asyncio
 import httpx
 
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings
-from tests.bridge.sse import Received, read_events, run_body, start_run
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import CLARIFY_CHOICES, CLARIFY_QUESTION, RunningFakeModel
+from tests.support.bridge import RunningBridge
+from tests.support.sse import Received, read_events, run_body, start_run
 
 
 def test_clarify_wait_cap_defaults_to_at_least_a_day() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import httpx
 
-from tests.bridge.sse import TERMINAL, Stream, read_events, run_body, start_run
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import TODO_ITEMS, RunningFakeModel
+from tests.support.bridge import RunningBridge
+from tests.support.sse import TERMINAL, Stream, read_events, run_body, start_run
 
 
 async def _run(bridge: RunningBridge, body: dict) -> Stream:

@@ -28,9 +28,9 @@ from agent_chat.bridge.runs import Run
 from agent_chat.bridge.schemas import StartRunRequest
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings
 from agent_chat.protocol.events import RunState
-from tests.bridge.sse import TERMINAL, Received, Stream, read_events, run_body, start_run
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import RunningFakeModel, free_port
+from tests.support.bridge import RunningBridge
+from tests.support.sse import TERMINAL, Received, Stream, read_events, run_body, start_run
 
 FAKE_500_MESSAGE = "The fake model failed on purpose (error500)."
 

@@ -6,9 +6,9 @@ import asyncio
 
 import httpx
 
-from tests.bridge.sse import Received, read_events, run_body, start_run
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import RunningFakeModel
+from tests.support.bridge import RunningBridge
+from tests.support.sse import Received, read_events, run_body, start_run
 
 
 async def _wait_for(client: httpx.AsyncClient, run_id: str, event_type: str) -> Received:

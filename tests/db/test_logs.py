@@ -9,27 +9,12 @@ from sqlmodel import Session
 from agent_chat.db.logs import LogRow, append_logs, last_seq, list_logs
 from agent_chat.db.messages import append_message
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from tests.support.conversations import question_and_running_answer
 
 
 @pytest.fixture
 def answer(session: Session, chat: ChatSession) -> ChatMessage:
-    user = append_message(
-        session=session,
-        chat_session_id=chat.id,
-        parent_id=None,
-        role=MessageRole.USER,
-        content="q",
-        status=MessageStatus.SENT,
-    )
-    return append_message(
-        session=session,
-        chat_session_id=chat.id,
-        parent_id=user.id,
-        role=MessageRole.ASSISTANT,
-        content="",
-        status=MessageStatus.RUNNING,
-        run_id="run-1",
-    )
+    return question_and_running_answer(session, chat, "run-1")
 
 
 def test_append_logs_writes_rows_and_list_logs_reads_them_in_seq_order(

@@ -7,8 +7,7 @@ import json
 import pytest
 from sqlmodel import Session
 
-from agent_chat.db.messages import append_message
-from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from agent_chat.db.models import ChatMessage, ChatSession
 from agent_chat.db.pauses import (
     abandon_pauses,
     answer_pause,
@@ -17,31 +16,12 @@ from agent_chat.db.pauses import (
     open_pauses_by_session,
 )
 from agent_chat.db.sessions import create_session
-
-
-def _answer(session: Session, chat: ChatSession, run_id: str) -> ChatMessage:
-    user = append_message(
-        session=session,
-        chat_session_id=chat.id,
-        parent_id=None,
-        role=MessageRole.USER,
-        content="q",
-        status=MessageStatus.SENT,
-    )
-    return append_message(
-        session=session,
-        chat_session_id=chat.id,
-        parent_id=user.id,
-        role=MessageRole.ASSISTANT,
-        content="",
-        status=MessageStatus.RUNNING,
-        run_id=run_id,
-    )
+from tests.support.conversations import question_and_running_answer
 
 
 @pytest.fixture
 def answer(session: Session, chat: ChatSession) -> ChatMessage:
-    return _answer(session, chat, "run-1")
+    return question_and_running_answer(session, chat, "run-1")
 
 
 def test_create_pause_stores_the_question_and_is_idempotent(
@@ -93,7 +73,7 @@ def test_answer_pause_answers_once_and_unknown_is_none(
 def test_abandon_pauses_closes_only_the_runs_open_questions(
     session: Session, chat: ChatSession, answer: ChatMessage
 ) -> None:
-    other = _answer(session, chat, "run-2")
+    other = question_and_running_answer(session, chat, "run-2")
     for clarify_id in ("c1", "c2", "c3"):
         create_pause(
             session=session,
@@ -122,9 +102,9 @@ def test_abandon_pauses_closes_only_the_runs_open_questions(
 
 def test_open_pauses_by_session_counts_unanswered_questions(session: Session) -> None:
     first, second, quiet = (create_session(session=session) for _ in range(3))
-    a = _answer(session, first, "run-a")
-    b = _answer(session, second, "run-b")
-    _answer(session, quiet, "run-q")
+    a = question_and_running_answer(session, first, "run-a")
+    b = question_and_running_answer(session, second, "run-b")
+    question_and_running_answer(session, quiet, "run-q")
     for clarify_id in ("c1", "c2"):
         create_pause(
             session=session,

@@ -36,6 +36,7 @@ from agent_chat.db.sessions import (
     set_title_if_empty,
     touch_session,
 )
+from tests.support.conversations import question_and_running_answer
 
 
 def test_create_session_has_uuid_hermes_session_and_defaults(session: Session) -> None:
@@ -140,23 +141,7 @@ def test_delete_session_cascades_to_messages_logs_and_pauses(engine: Engine) -> 
     with open_session(engine) as session:
         chat = create_session(session=session)
         other = create_session(session=session)
-        user = append_message(
-            session=session,
-            chat_session_id=chat.id,
-            parent_id=None,
-            role=MessageRole.USER,
-            content="hi",
-            status=MessageStatus.SENT,
-        )
-        answer = append_message(
-            session=session,
-            chat_session_id=chat.id,
-            parent_id=user.id,
-            role=MessageRole.ASSISTANT,
-            content="",
-            status=MessageStatus.RUNNING,
-            run_id="run-1",
-        )
+        answer = question_and_running_answer(session, chat, "run-1", question="hi")
         append_logs(session=session, message_id=answer.id, rows=[LogRow(seq=1, kind="text")])
         create_pause(
             session=session,

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.databases import fresh_database
 from tests.fakes.model_server import RunningFakeModel, free_port, running_fake_model
+from tests.support.databases import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

@@ -16,9 +16,9 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.databases import fresh_database
 from tests.e2e.conftest import ARTIFACTS, ROOT, Stack, ensure_fake_model, new_chat, send
 from tests.fakes.model_server import free_port, running_fake_model
+from tests.support.databases import fresh_database
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine
 
 from agent_chat.db.engine import make_engine, migrate
-from tests.databases import fresh_database
+from tests.support.databases import fresh_database
 
 
 @pytest.fixture

@@ -12,10 +12,9 @@ from agent_chat.db import messages, sessions
 from agent_chat.db.models import ChatMessage
 from agent_chat.runs.manager import RunRefused
 from agent_chat.runs.storage import Storage
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import RunningFakeModel
-from tests.runs.conftest import MakeManager
-from tests.runs.test_manager import chat_messages, finished, new_chat
+from tests.support.bridge import RunningBridge
+from tests.support.runs import MakeManager, chat_messages, finished, new_chat
 
 
 def all_messages(storage: Storage, session_uuid: str) -> list[ChatMessage]:

@@ -17,8 +17,8 @@ from agent_chat.runs.client import (
     BridgeUnavailable,
     RunNotFound,
 )
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import RunningFakeModel, free_port
+from tests.support.bridge import RunningBridge
 
 
 def new_session() -> str:

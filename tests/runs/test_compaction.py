@@ -8,10 +8,9 @@ from typing import Any
 from agent_chat.db import messages, model_configs, sessions
 from agent_chat.db.models import MessageRole, MessageStatus
 from agent_chat.runs.storage import Storage
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import RunningFakeModel
-from tests.runs.conftest import MakeManager
-from tests.runs.test_manager import chat_messages, finished, new_chat
+from tests.support.bridge import RunningBridge
+from tests.support.runs import MakeManager, chat_messages, finished, new_chat
 
 
 def long_history(*, session: Any, session_uuid: str) -> None:

@@ -2,79 +2,34 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from agent_chat.db import logs, messages, model_configs, pauses, sessions
-from agent_chat.db.models import ChatMessage, MessageRole, MessageStatus, PauseStatus
-from agent_chat.protocol.log_codec import row_to_event, seqs_covered
-from agent_chat.protocol.reducer import RunView, replay
+from agent_chat.db import messages, model_configs, pauses, sessions
+from agent_chat.db.models import MessageRole, MessageStatus, PauseStatus
 from agent_chat.runs.client import BridgeClient
-from agent_chat.runs.manager import BRIDGE_RESTARTED, LiveRun, RunManager, RunRefused
+from agent_chat.runs.manager import BRIDGE_RESTARTED, RunRefused
 from agent_chat.runs.storage import Storage
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import free_port
-from tests.runs.conftest import MakeManager
+from tests.support.bridge import RunningBridge
+from tests.support.runs import (
+    MakeManager,
+    assert_every_seq_once,
+    chat_messages,
+    finished,
+    message,
+    new_chat,
+    run_to_end,
+    stored_seqs,
+    stored_view,
+    wait_for,
+)
 
 SUCCESS = MessageStatus.SUCCESS.value
 FAILED = MessageStatus.FAILED.value
 STOPPED = MessageStatus.STOPPED.value
-
-
-# ---- helpers ---------------------------------------------------------------------------------
-
-
-def new_chat(storage: Storage) -> str:
-    return storage.call_sync(sessions.create_session).session_uuid
-
-
-def chat_messages(storage: Storage, session_uuid: str) -> list[ChatMessage]:
-    def branch(*, session: Any) -> list[ChatMessage]:
-        chat = sessions.get_session(session=session, session_uuid=session_uuid)
-        return messages.active_branch(session=session, chat_session_id=chat.id)
-
-    return storage.call_sync(branch)
-
-
-def message(storage: Storage, message_id: int) -> ChatMessage:
-    return storage.call_sync(messages.get_message, message_id=message_id)
-
-
-def stored_seqs(storage: Storage, message_id: int) -> list[int]:
-    rows = storage.call_sync(logs.list_logs, message_id=message_id)
-    return [seq for row in rows for seq in seqs_covered(row.seq, row.meta_json)]
-
-
-def stored_view(storage: Storage, message_id: int) -> RunView:
-    rows = storage.call_sync(logs.list_logs, message_id=message_id)
-    return replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
-
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 20.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
-
-
-async def finished(storage: Storage, message_id: int, timeout: float = 30.0) -> ChatMessage:
-    """The assistant message once it is no longer RUNNING."""
-    await wait_for(lambda: message(storage, message_id).status != "RUNNING", timeout)
-    return message(storage, message_id)
-
-
-async def run_to_end(manager: RunManager, run_id: str, timeout: float = 30.0) -> LiveRun:
-    live = manager.live(run_id)
-    assert live is not None and live.task is not None
-    await asyncio.wait_for(asyncio.shield(live.task), timeout)
-    return live
-
-
-def assert_every_seq_once(storage: Storage, message_id: int, last_seq: int) -> None:
-    assert stored_seqs(storage, message_id) == list(range(1, last_seq + 1))
 
 
 # ---- a turn ----------------------------------------------------------------------------------

@@ -10,10 +10,9 @@ from agent_chat.bridge.failures import stream_cut_sentence
 from agent_chat.db import model_configs
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.storage import Storage
-from tests.conftest import RunningBridge
 from tests.fakes.model_server import RunningFakeModel
-from tests.runs.conftest import MakeManager
-from tests.runs.test_manager import finished, message, new_chat, stored_view
+from tests.support.bridge import RunningBridge
+from tests.support.runs import MakeManager, finished, message, new_chat, stored_view
 
 FAILED = "FAILED"
 

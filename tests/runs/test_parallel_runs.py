@@ -3,31 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
-
-import httpx
 
 from agent_chat.db import logs
 from agent_chat.protocol.log_codec import row_to_event
 from agent_chat.protocol.reducer import replay
 from agent_chat.runs.storage import Storage
-from tests.conftest import RunningBridge
-from tests.fakes.model_server import free_port
-from tests.runs.conftest import MakeManager
-from tests.runs.test_manager import (
+from tests.support.bridge import RunningBridge, hermes_home, start_bridge_process
+from tests.support.runs import (
+    MakeManager,
     assert_every_seq_once,
     finished,
     new_chat,
     stored_seqs,
     wait_for,
 )
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_two_runs_in_different_sessions_interleave_without_crossing(
@@ -54,34 +45,11 @@ async def test_two_runs_in_different_sessions_interleave_without_crossing(
         assert streamed.answer.strip() == f"Echo: {text}"  # no word of the other run
 
 
-def _start_bridge_process(tmp_path: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    home = tmp_path / "hermes-killed"
-    home.mkdir()
-    (home / "config.yaml").write_text("agent:\n  api_max_retries: 1\n", encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_chat.bridge", "--port", str(port)],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, "HERMES_HOME": str(home)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.2)
-    process.kill()
-    raise AssertionError("bridge did not start")
-
-
 async def test_bridge_killed_mid_run_fails_the_answer_keeps_its_logs_and_the_session_works(
     make_manager: MakeManager, storage: Storage, fake_model_row: int, tmp_path: Path
 ) -> None:
-    process, url = _start_bridge_process(tmp_path)
+    home = hermes_home(tmp_path / "hermes-killed")
+    process, url = start_bridge_process(home, tmp_path / "bridge.log")
     try:
         manager = await make_manager(url)  # reconnects for 2 s, then gives up
         session_uuid = new_chat(storage)

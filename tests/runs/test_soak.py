@@ -18,8 +18,7 @@ import pytest
 
 from agent_chat.db.models import MessageStatus
 from agent_chat.runs.storage import Storage
-from tests.runs.conftest import MakeManager
-from tests.runs.test_manager import assert_every_seq_once, finished, new_chat
+from tests.support.runs import MakeManager, assert_every_seq_once, finished, new_chat
 
 FULL = os.environ.get("AGENT_CHAT_SOAK_FULL") == "1"
 SEQUENTIAL, PARALLEL = (200, 20) if FULL else (20, 8)

@@ -12,9 +12,8 @@ from sqlalchemy import Engine, text
 
 from agent_chat.db.engine import is_sqlite
 from agent_chat.runs.storage import Storage
-from tests.conftest import RunningBridge
-from tests.runs.conftest import MakeManager
-from tests.runs.test_manager import assert_every_seq_once, finished, new_chat, wait_for
+from tests.support.bridge import RunningBridge
+from tests.support.runs import MakeManager, assert_every_seq_once, finished, new_chat, wait_for
 
 
 @contextmanager

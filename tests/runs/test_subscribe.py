@@ -13,8 +13,8 @@ from agent_chat.protocol.events import TERMINAL_EVENTS, EventType, RunEvent
 from agent_chat.protocol.reducer import replay
 from agent_chat.runs.bus import LocalRunBus, SessionChange
 from agent_chat.runs.storage import Storage
-from tests.conftest import RunningBridge
-from tests.runs.conftest import MakeManager
+from tests.support.bridge import RunningBridge
+from tests.support.runs import MakeManager
 
 
 def _new_chat(storage: Storage) -> str:

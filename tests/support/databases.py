@@ -3,7 +3,7 @@ AGENT_CHAT_TEST_DB_URL names a PostgreSQL server (`./test.sh` runs the suite bot
 
 Each test (or module, or session) gets its own database, created through the server URL's
 database and dropped afterwards (WITH (FORCE), so a connection a test left open cannot keep it
-alive). Creating and dropping one takes about 15 ms.
+alive). Creating and dropping one takes about 0.1 s.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from uuid import uuid4
 
-from sqlalchemy import create_engine, pool
+from sqlalchemy import Engine, create_engine, pool
 from sqlalchemy.engine import make_url
 
 TEST_DB_URL_ENV = "AGENT_CHAT_TEST_DB_URL"
@@ -50,3 +50,17 @@ def fresh_database(sqlite_path: Path) -> Iterator[str]:
                 connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         admin.dispose()
+
+
+@contextmanager
+def migrated_engine(url: str) -> Iterator[Engine]:
+    """An engine on `url` after `migrate()` built the schema; disposed when the block ends."""
+    import agent_chat.db.models  # noqa: F401  (registers the tables)
+    from agent_chat.db.engine import make_engine, migrate
+
+    migrate(url)
+    engine = make_engine(url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()

@@ -1,0 +1,66 @@
+"""Server processes for tests and benchmarks: start one with its output in a log file, wait
+until it answers over HTTP, stop it (terminate, then kill)."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+from tests.fakes.model_server import free_port
+
+__all__ = ["ROOT", "free_port", "start_process", "stop_process", "wait_http"]
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout these tests belong to
+
+
+def _tail(log: Path) -> str:
+    with contextlib.suppress(OSError):
+        return log.read_text(errors="replace")[-3000:]
+    return "(no log)"
+
+
+def wait_http(url: str, timeout: float, process: subprocess.Popen, log: Path) -> None:
+    """Until `url` answers below 500; fails (with the log's tail) if `process` exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: process exited {process.returncode}:\n{_tail(log)}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s:\n{_tail(log)}")
+
+
+def start_process(
+    args: Sequence[str], *, env: dict[str, str], log: Path, health: str, timeout: float
+) -> subprocess.Popen:
+    """Start `args` in the checkout's root, output appended to `log`; returns once `health`
+    answers (the process is stopped if it never does)."""
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            list(args), cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        wait_http(health, timeout, process, log)
+    except BaseException:
+        stop_process(process)
+        raise
+    return process
+
+
+def stop_process(process: subprocess.Popen | None, timeout: float = 15) -> None:
+    """Terminate, and kill if it is still there after `timeout` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)

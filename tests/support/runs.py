@@ -1,0 +1,116 @@
+"""For RunManager tests: a new chat, what is stored of it, waiting for a run's end, and
+managers over a test database (closed with their clients at the end)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from agent_chat.config import Settings, load_settings
+from agent_chat.db import logs, messages, model_configs, sessions
+from agent_chat.db.models import ChatMessage
+from agent_chat.protocol.log_codec import row_to_event, seqs_covered
+from agent_chat.protocol.reducer import RunView, replay
+from agent_chat.runs.client import BridgeClient
+from agent_chat.runs.manager import LiveRun, RunManager
+from agent_chat.runs.storage import Storage
+from tests.fakes.model_server import RunningFakeModel
+
+# `await make_manager(bridge_url, start=True, **settings_overrides)`: a started RunManager.
+MakeManager = Callable[..., Any]
+
+
+def new_chat(storage: Storage) -> str:
+    """A new, empty conversation; its uuid."""
+    return storage.call_sync(sessions.create_session).session_uuid
+
+
+def fake_model_row(storage: Storage, fake: RunningFakeModel) -> int:
+    """The scripted fake model server stored as the default model; its id."""
+    model = storage.call_sync(
+        model_configs.create_model,
+        name="Fake",
+        base_url=fake.base_url,
+        model_name="fake-model",
+        is_default=True,
+    )
+    return model.id
+
+
+def chat_messages(storage: Storage, session_uuid: str) -> list[ChatMessage]:
+    """The conversation's active branch."""
+
+    def branch(*, session: Any) -> list[ChatMessage]:
+        chat = sessions.get_session(session=session, session_uuid=session_uuid)
+        return messages.active_branch(session=session, chat_session_id=chat.id)
+
+    return storage.call_sync(branch)
+
+
+def message(storage: Storage, message_id: int) -> ChatMessage:
+    return storage.call_sync(messages.get_message, message_id=message_id)
+
+
+def stored_seqs(storage: Storage, message_id: int) -> list[int]:
+    """The event numbers the message's stored log covers, in stored order."""
+    rows = storage.call_sync(logs.list_logs, message_id=message_id)
+    return [seq for row in rows for seq in seqs_covered(row.seq, row.meta_json)]
+
+
+def stored_view(storage: Storage, message_id: int) -> RunView:
+    """The message's stored log replayed."""
+    rows = storage.call_sync(logs.list_logs, message_id=message_id)
+    return replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
+
+
+def assert_every_seq_once(storage: Storage, message_id: int, last_seq: int) -> None:
+    assert stored_seqs(storage, message_id) == list(range(1, last_seq + 1))
+
+
+async def wait_for(condition: Callable[[], Any], timeout: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
+
+
+async def finished(storage: Storage, message_id: int, timeout: float = 30.0) -> ChatMessage:
+    """The assistant message once it is no longer RUNNING."""
+    await wait_for(lambda: message(storage, message_id).status != "RUNNING", timeout)
+    return message(storage, message_id)
+
+
+async def run_to_end(manager: RunManager, run_id: str, timeout: float = 30.0) -> LiveRun:
+    """The manager's live run, once its task ended."""
+    live = manager.live(run_id)
+    assert live is not None and live.task is not None
+    await asyncio.wait_for(asyncio.shield(live.task), timeout)
+    return live
+
+
+@contextlib.asynccontextmanager
+async def managers(db_url: str, storage: Storage) -> AsyncIterator[MakeManager]:
+    """`await make(bridge_url, start=True, **settings_overrides)` makes a RunManager over
+    `storage`; every one made is closed (runs go on in the bridge), its client too."""
+    made: list[tuple[RunManager, BridgeClient]] = []
+
+    async def make(bridge_url: str, *, start: bool = True, **overrides: Any) -> RunManager:
+        settings: Settings = dataclasses.replace(
+            load_settings(), db_url=db_url, bridge_url=bridge_url, **overrides
+        )
+        client = BridgeClient(bridge_url, reconnect_for=2.0)
+        manager = RunManager(settings=settings, storage=storage, client=client)
+        made.append((manager, client))
+        if start:
+            await manager.start()
+        return manager
+
+    try:
+        yield make
+    finally:
+        for manager, client in made:
+            await manager.close()
+            await client.aclose()
