@@ -29,7 +29,10 @@ if str(ROOT) not in sys.path:
 import httpx  # noqa: E402
 import psutil  # noqa: E402
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (re-exported)
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (re-exported)
+from tests.support.processes import free_port  # noqa: E402,F401  (re-exported)
+from tests.support.processes import stop_process as _stop  # noqa: E402
+from tests.support.processes import wait_http as _wait_http  # noqa: E402
 
 # Full runs keep their figures in results/ (committed); --quick runs in results/quick/ (ignored).
 RESULTS_DIR = ROOT / "benchmarks" / "results" / ("quick" if "--quick" in sys.argv else "")
@@ -225,41 +228,6 @@ def chromium_cpu_by_type() -> dict[str, float]:
 
 def chromium_cpu() -> float:
     return sum(chromium_cpu_by_type().values())
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_http(url: str, timeout: float, process: subprocess.Popen, logfile: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"{url}: process exited {process.returncode}:\n{logfile.read_text()[-3000:]}"
-            )
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=2).status_code < 500:
-                return
-        time.sleep(0.3)
-    raise RuntimeError(
-        f"{url} did not answer within {timeout:.0f} s:\n{logfile.read_text()[-3000:]}"
-    )
-
-
-def _stop(process: subprocess.Popen | None) -> None:
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
 
 
 def sqlite_url(path: Path) -> str:

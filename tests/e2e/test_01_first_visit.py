@@ -1,4 +1,4 @@
-"""What a person sees before any model exists (runs first: the e2e stack is shared)."""
+"""What a person sees before any model exists (every e2e file starts with an empty app)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Stack
+from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
 

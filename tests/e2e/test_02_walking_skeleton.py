@@ -1,5 +1,8 @@
 """The first slice end to end in a real browser: add a model, chat, follow up, reload,
-rename, delete, and the error paths a person meets first."""
+rename, delete, and the error paths a person meets first.
+
+The first test adds the model through the settings page (and needs an app without one: the
+file starts with an empty app); the later ones add it straight when they run alone."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import ARTIFACTS, Stack, new_chat, send
+from tests.support.browser import new_chat, send
+from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
 
 pytestmark = pytest.mark.e2e
 
@@ -80,6 +84,7 @@ def test_chat_streams_answers_keeps_context_and_survives_reload(page: Page, stac
 
 
 def test_new_session_button_and_switching_between_sessions(page: Page, stack: Stack) -> None:
+    ensure_fake_model(page, stack)
     new_chat(page, stack)
     send(page, "First conversation")
     expect(page.get_by_test_id("message-assistant")).to_have_attribute("data-status", "SUCCESS")
@@ -112,6 +117,7 @@ def test_unknown_session_id_shows_not_found(page: Page, stack: Stack) -> None:
 
 
 def test_bridge_down_shows_banner_and_a_failed_answer(page: Page, stack: Stack) -> None:
+    ensure_fake_model(page, stack)
     stack.stop_bridge()
     try:
         new_chat(page, stack)
@@ -128,6 +134,7 @@ def test_bridge_down_shows_banner_and_a_failed_answer(page: Page, stack: Stack) 
 
 
 def test_models_can_be_edited_made_default_and_deleted(page: Page, stack: Stack) -> None:
+    ensure_fake_model(page, stack)  # "Fake model", as the first test adds it
     page.goto(f"{stack.url}/settings/models")
     page.get_by_test_id("model-name").fill("Second")
     page.get_by_test_id("model-base-url").fill(stack.fake.base_url)
@@ -160,6 +167,7 @@ def test_models_can_be_edited_made_default_and_deleted(page: Page, stack: Stack)
 
 
 def test_chosen_skill_reaches_the_agent_as_system_prompt(page: Page, stack: Stack) -> None:
+    ensure_fake_model(page, stack)
     new_chat(page, stack)
     page.get_by_test_id("skill-select").click()
     page.get_by_role("option", name="Haiku writer").click()

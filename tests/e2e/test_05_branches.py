@@ -11,7 +11,8 @@ from agent_chat.db import messages, sessions
 from agent_chat.db.engine import make_engine
 from agent_chat.db.models import MessageRole, MessageStatus
 from agent_chat.runs.storage import Storage
-from tests.e2e.conftest import ARTIFACTS, Stack, ensure_fake_model, new_chat, send
+from tests.support.browser import new_chat, send
+from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,6 @@ share the rate limiter (every client here is 127.0.0.1): the rate-limit test com
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 
@@ -16,9 +15,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import ARTIFACTS, ROOT, Stack, ensure_fake_model, new_chat, send
-from tests.fakes.model_server import free_port, running_fake_model
-from tests.support.databases import fresh_database
+from tests.support.browser import fresh_page, new_chat, send
+from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model, running_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -34,54 +32,19 @@ WEBSOCKET_PROBE = """url => new Promise(resolve => {
 @pytest.fixture(scope="module")
 def login_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Fake model, bridge and app (its own build folder) with a password."""
-    tmp = tmp_path_factory.mktemp("e2e-login")
-    hermes_home = tmp / "hermes"
-    hermes_home.mkdir()
-    (hermes_home / "config.yaml").write_text("agent:\n  api_max_retries: 1\n", encoding="utf-8")
-    bridge_port, app_port = free_port(), free_port()
     env = {
-        **os.environ,
-        "HERMES_HOME": str(hermes_home),
-        "AGENT_CHAT_BRIDGE_URL": f"http://127.0.0.1:{bridge_port}",
-        "AGENT_CHAT_SKILLS_DIR": str(tmp / "skills"),
         "AGENT_CHAT_PASSWORD": PASSWORD,
         "AGENT_CHAT_SECRET": "e2e-login-secret",  # keeps the repository's data/ untouched
-        "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",
-        "REFLEX_TELEMETRY_ENABLED": "false",
-        "REFLEX_CHECK_LATEST_VERSION": "false",
-        "REFLEX_WEB_WORKDIR": str(tmp / "web"),
-        "REFLEX_STATES_WORKDIR": str(tmp / "states"),
     }
-    for name in ("AGENT_CHAT_MODEL_BASE_URL", "AGENT_CHAT_MODEL", "AGENT_CHAT_MODEL_API_KEY"):
-        env.pop(name, None)
-    env.pop("AGENT_CHAT_SESSION_HOURS", None)
-    with fresh_database(tmp / "app.db") as db_url, running_fake_model(token_delay=0.01) as fake:
-        env["AGENT_CHAT_DB_URL"] = db_url
-        stack = Stack(tmp=tmp, fake=fake, env=env, bridge_port=bridge_port, app_port=app_port)
-        try:
-            stack.start_bridge()
-            stack.start_app()
-            yield stack
-        finally:
-            stack.stop_app()
-            stack.stop_bridge()
+    with running_stack(tmp_path_factory.mktemp("e2e-login"), token_delay=0.01, env=env) as stack:
+        yield stack
 
 
 @pytest.fixture
 def page(browser: Browser, login_stack: Stack, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A fresh browser context (no cookie) for each test."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    failed = getattr(request.node, "rep_call", None)
-    if failed is not None and failed.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure.png"))
-    context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
+    with fresh_page(browser, request) as page:
+        yield page
 
 
 def log_in(page: Page, password: str) -> None:

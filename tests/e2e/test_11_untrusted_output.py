@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import Stack, ensure_fake_model, new_chat, send
+from tests.support.browser import new_chat, send
+from tests.support.stack import Stack, ensure_fake_model
 
 pytestmark = pytest.mark.e2e
 

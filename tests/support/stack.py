@@ -1,0 +1,209 @@
+"""The real stack for browser tests: the fake model in this process, the bridge and the app
+(`reflex run --env prod --single-port`) as processes, on free ports, with a database of
+their own (tests/support/databases.py) and a build folder of their own.
+
+`Stack.reset()` empties the app between test files (no conversation, no model, empty
+long-term memory), so every file starts from the same place whatever ran before it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.fakes.model_server import RunningFakeModel, free_port, running_fake_model
+from tests.support.bridge import hermes_home
+from tests.support.databases import fresh_database
+from tests.support.processes import ROOT, start_process, stop_process, wait_http
+
+ARTIFACTS = ROOT / "test-artifacts"  # screenshots (gitignored)
+SKILL_MD = """---
+name: Haiku writer
+description: Answers in haiku
+---
+Answer every question as a haiku.
+"""
+# Settings the stack decides itself, whatever the caller's environment says.
+_UNSET = (
+    "AGENT_CHAT_MODEL_BASE_URL",
+    "AGENT_CHAT_MODEL",
+    "AGENT_CHAT_MODEL_API_KEY",
+    "AGENT_CHAT_PASSWORD",  # a stack runs without a login unless it is given one
+    "AGENT_CHAT_SESSION_HOURS",
+    "AGENT_CHAT_SECRET",
+    "AGENT_CHAT_BRIDGE_TOKEN",
+)
+
+
+@dataclass
+class Stack:
+    """The running processes; `url` is the web app."""
+
+    tmp: Path
+    fake: RunningFakeModel
+    env: dict[str, str]
+    bridge_port: int
+    app_port: int
+    bridge: subprocess.Popen | None = None
+    app: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.app_port}"
+
+    @property
+    def bridge_url(self) -> str:
+        return f"http://127.0.0.1:{self.bridge_port}"
+
+    @property
+    def db_url(self) -> str:
+        return self.env["AGENT_CHAT_DB_URL"]
+
+    def start_bridge(self) -> None:
+        self.bridge = start_process(
+            [sys.executable, "-m", "agent_chat.bridge", "--port", str(self.bridge_port)],
+            env=self.env,
+            log=self.tmp / "bridge.log",
+            health=f"{self.bridge_url}/health",
+            timeout=90,
+        )
+
+    def stop_bridge(self) -> None:
+        stop_process(self.bridge)
+        self.bridge = None
+
+    def start_app(self) -> None:
+        port = str(self.app_port)
+        log = self.tmp / "app.log"
+        self.app = start_process(
+            [sys.executable, "-m", "reflex", "run", "--env", "prod", "--single-port"]
+            + ["--frontend-port", port, "--backend-port", port, "--backend-host", "127.0.0.1"],
+            env=self.env,
+            log=log,
+            health=f"{self.url}/ping",
+            timeout=300,
+        )
+        wait_http(f"{self.url}/", 60, self.app, log)
+
+    def stop_app(self) -> None:
+        stop_process(self.app)
+        self.app = None
+
+    def ensure_running(self) -> None:
+        """Start what a test stopped and could not start again."""
+        if self.bridge is None or self.bridge.poll() is not None:
+            self.start_bridge()
+        if self.app is None or self.app.poll() is not None:
+            self.start_app()
+
+    def reset(self, timeout: float = 30) -> None:
+        """Back to an empty app: runs still going stopped and finished, every conversation and
+        model deleted, long-term memory emptied, the fake model's request log cleared."""
+        from sqlmodel import SQLModel, col, select
+
+        import agent_chat.db.models  # noqa: F401  (registers the tables)
+        from agent_chat.db.engine import make_engine
+        from agent_chat.db.models import ChatMessage
+
+        self.ensure_running()
+        engine = make_engine(self.db_url)
+        try:
+
+            def running() -> list[str]:
+                query = select(ChatMessage.run_id).where(col(ChatMessage.status) == "RUNNING")
+                with engine.connect() as connection:
+                    return [run_id for run_id in connection.execute(query).scalars() if run_id]
+
+            for run_id in running():
+                httpx.post(f"{self.bridge_url}/runs/{run_id}/stop", timeout=10)
+            deadline = time.monotonic() + timeout
+            while left := running():
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"runs {left} did not end within {timeout:.0f} s")
+                time.sleep(0.1)
+            with engine.begin() as connection:
+                for table in reversed(SQLModel.metadata.sorted_tables):
+                    connection.execute(table.delete())
+        finally:
+            engine.dispose()
+        reply = httpx.put(f"{self.bridge_url}/memory", json={"memory": "", "user": ""}, timeout=10)
+        reply.raise_for_status()
+        self.fake.reset()
+
+
+def ensure_fake_model(page: Any, stack: Stack) -> None:
+    """The fake model as the default model, unless a model exists already. It is stored
+    straight in the app's database (`page` is not used: adding a model through the settings
+    page is a test of its own, and waiting for that page's list made this step race)."""
+    from agent_chat.db import model_configs
+    from agent_chat.db.engine import make_engine, open_session
+
+    engine = make_engine(stack.db_url)
+    try:
+        with open_session(engine) as session:
+            if not model_configs.list_models(session=session):
+                model_configs.create_model(
+                    session=session,
+                    name="Fake model",
+                    base_url=stack.fake.base_url,
+                    model_name="fake-model",
+                    is_default=True,
+                )
+        with open_session(engine) as session:
+            assert model_configs.list_models(session=session), "no model after adding one"
+    finally:
+        engine.dispose()
+
+
+def _write_skills(skills: Path) -> None:
+    (skills / "haiku").mkdir(parents=True)
+    (skills / "haiku" / "SKILL.md").write_text(SKILL_MD, encoding="utf-8")
+    # Broken skill folders: listed as invalid, never crashing the list.
+    (skills / "broken").mkdir()
+    (skills / "broken" / "SKILL.md").write_text("no front matter here", encoding="utf-8")
+    (skills / "empty").mkdir()
+
+
+@contextlib.contextmanager
+def running_stack(
+    tmp: Path, *, token_delay: float, env: dict[str, str] | None = None
+) -> Iterator[Stack]:
+    """Fake model, bridge and app, in `tmp` (logs, HERMES_HOME, skills, build folder, SQLite
+    file); `env` adds settings (e.g. AGENT_CHAT_PASSWORD). Everything stops with the block."""
+    _write_skills(tmp / "skills")
+    bridge_port, app_port = free_port(), free_port()
+    full_env = {name: value for name, value in os.environ.items() if name not in _UNSET}
+    full_env.update(
+        {
+            "HERMES_HOME": str(hermes_home(tmp / "hermes")),
+            "AGENT_CHAT_BRIDGE_URL": f"http://127.0.0.1:{bridge_port}",
+            "AGENT_CHAT_SKILLS_DIR": str(tmp / "skills"),
+            "PATH": f"{ROOT / '.tools/node_modules/.bin'}:{ROOT / '.venv/bin'}:{os.environ['PATH']}",
+            "REFLEX_TELEMETRY_ENABLED": "false",
+            "REFLEX_CHECK_LATEST_VERSION": "false",
+            # A build folder and state folder of its own: runs in parallel (benchmarks, other
+            # test sessions, `reflex export`) must not rebuild the bundle this app serves.
+            "REFLEX_WEB_WORKDIR": str(tmp / "web"),
+            "REFLEX_STATES_WORKDIR": str(tmp / "states"),
+            **(env or {}),
+        }
+    )
+    with fresh_database(tmp / "app.db") as db_url, running_fake_model(token_delay) as fake:
+        full_env["AGENT_CHAT_DB_URL"] = db_url  # SQLite, or PostgreSQL (databases.py)
+        stack = Stack(tmp=tmp, fake=fake, env=full_env, bridge_port=bridge_port, app_port=app_port)
+        try:
+            stack.start_bridge()
+            stack.start_app()
+            yield stack
+        finally:
+            stack.stop_app()
+            stack.stop_bridge()
