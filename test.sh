@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set everything up (first time only) and run the whole test suite: lint, a production
-# build (`reflex export`), then pytest (unit, bridge with the real hermes-agent, browser) twice:
-# on SQLite, then on a throwaway PostgreSQL server (scripts/postgres.sh installs Debian's
-# postgresql if missing). AGENT_CHAT_TEST_DBS="sqlite" (or "postgresql") runs only one of them.
+# build (`reflex export`), then pytest (unit, bridge with the real hermes-agent, browser) on
+# SQLite, then on a throwaway PostgreSQL server (scripts/postgres.sh installs Debian's
+# postgresql if missing): what uses a database on both, the rest once (see below).
+# AGENT_CHAT_TEST_DBS="sqlite" (or "postgresql") runs everything on that one only.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh --dev
@@ -12,26 +13,58 @@ ruff format --check .
 lint-imports --no-logo
 reflex export --no-zip --loglevel warning >/dev/null
 
-# Both runs go on even when the first fails; the exit status says whether any failed.
+# Which tests run on which database. The browser tests (tests/e2e) take about two thirds of
+# a run and the tests that open no database (bridge, reducer and protocol, fake model, pure
+# units) most of the rest (`python -m pytest --durations=30`), so running everything on both
+# databases spent half the time on what cannot differ. tests/conftest.py marks `db` every test
+# that gets a database (a database fixture, or e2e):
+# - tests without a database run once, in the first database's run;
+# - store, run manager and export tests (`db`) run on every database;
+# - the browser tests drive the app, whose database code those tests cover on both: they all
+#   run in the last run (PostgreSQL by default, the database day-to-day runs do not use), and
+#   the ones marked `every_database` (several writers at once, where SQLite's single-writer
+#   lock differs most) on the others too.
+# With one database (AGENT_CHAT_TEST_DBS=sqlite or =postgresql) its run takes everything; a
+# `-m` given to test.sh replaces this choice in every run.
+read -r -a databases <<<"${AGENT_CHAT_TEST_DBS:-sqlite postgresql}"
+for database in "${databases[@]}"; do
+  case $database in
+    sqlite | postgresql) ;;
+    *)
+      echo "test.sh: unknown database '$database' in AGENT_CHAT_TEST_DBS" >&2
+      exit 2
+      ;;
+  esac
+done
+last=$((${#databases[@]} - 1))
+# Every run goes on even when an earlier one fails; the exit status says whether any failed.
 failed=""
-for database in ${AGENT_CHAT_TEST_DBS:-sqlite postgresql}; do
+for i in "${!databases[@]}"; do
+  database=${databases[$i]}
+  part=()
+  if [ "$last" -gt 0 ]; then
+    if [ "$i" -eq 0 ]; then
+      part=(-m "not e2e or every_database")
+    elif [ "$i" -eq "$last" ]; then
+      part=(-m "db")
+    else
+      part=(-m "db and (not e2e or every_database)")
+    fi
+  fi
   case $database in
     sqlite)
-      echo "test.sh: pytest on SQLite"
-      env -u AGENT_CHAT_TEST_DB_URL python -m pytest -q "$@" || failed="$failed SQLite"
+      echo "test.sh: pytest on SQLite${part[1]+ -m \"${part[1]}\"}"
+      env -u AGENT_CHAT_TEST_DB_URL python -m pytest -q ${part[@]+"${part[@]}"} "$@" ||
+        failed="$failed SQLite"
       ;;
     postgresql)
       pg_dir=$(mktemp -d -t agent-chat-pg.XXXXXX)
       trap 'scripts/postgres.sh stop "$pg_dir"' EXIT
       pg_url=$(scripts/postgres.sh start "$pg_dir")
-      echo "test.sh: pytest on PostgreSQL"
-      # Every test makes its own database on this server (tests/databases.py).
-      AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url python -m pytest -q "$@" ||
-        failed="$failed PostgreSQL"
-      ;;
-    *)
-      echo "test.sh: unknown database '$database' in AGENT_CHAT_TEST_DBS" >&2
-      exit 2
+      echo "test.sh: pytest on PostgreSQL${part[1]+ -m \"${part[1]}\"}"
+      # Every test makes its own database on this server (tests/support/databases.py).
+      AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url \
+        python -m pytest -q ${part[@]+"${part[@]}"} "$@" || failed="$failed PostgreSQL"
       ;;
   esac
 done

@@ -66,10 +66,17 @@ def storage(engine: Engine) -> Storage:
     return Storage(engine)
 
 
-# --- ordering ------------------------------------------------------------------------------
+# --- which tests use a database, and the order ----------------------------------------------
+
+# A test that takes one of these fixtures (or drives the app: e2e) uses a database: test.sh
+# runs those on every database and the others once.
+DATABASE_FIXTURES = {"db_url", "engine"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Browser tests run last: sync Playwright keeps an event loop running in the main thread
-    for the rest of the session, which breaks later asyncio tests."""
+    for item in items:
+        if item.get_closest_marker("e2e") or DATABASE_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.db)
+    # Browser tests run last: sync Playwright keeps an event loop running in the main thread
+    # for the rest of the session, which breaks later asyncio tests.
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

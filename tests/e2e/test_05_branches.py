@@ -140,6 +140,7 @@ def test_search_finds_titles_and_message_contents_and_archive_hides(
     expect(item).to_have_count(1)
 
 
+@pytest.mark.every_database  # the test process writes while the app runs
 def test_a_long_conversation_opens_with_the_newest_messages_and_pages_back(
     page: Page, stack: Stack
 ) -> None:

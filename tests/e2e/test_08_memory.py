@@ -226,6 +226,7 @@ def test_long_messages_are_folded_in_working_memory(page: Page, stack: Stack) ->
     page.screenshot(path=str(ARTIFACTS / "memory-drawer-folded.png"))
 
 
+@pytest.mark.every_database  # the test process writes while the app runs
 def test_summaries_are_listed_newest_first_and_counted(page: Page, stack: Stack) -> None:
     ensure_fake_model(page, stack)
     new_chat(page, stack)

@@ -11,7 +11,8 @@ from playwright.sync_api import Page, expect
 from tests.support.browser import new_chat, send
 from tests.support.stack import Stack, ensure_fake_model
 
-pytestmark = pytest.mark.e2e
+# Several runs and tabs write at once: also on SQLite in ./test.sh (see every_database).
+pytestmark = [pytest.mark.e2e, pytest.mark.every_database]
 
 
 def item(page: Page, url: str):

@@ -31,6 +31,7 @@ def test_an_oversized_message_is_refused_naming_the_limit_and_kept_in_the_box(
     assert len(box.input_value()) == 100_001  # nothing lost
 
 
+@pytest.mark.every_database  # the test process reads what the app wrote
 def test_emoji_right_to_left_and_control_characters_are_kept_exactly(
     page: Page, stack: Stack
 ) -> None:
