@@ -236,25 +236,29 @@ class LiveState(ChatState):
             token = self.router.session.client_token
         changes = svc.runs.session_changes()
         try:
+            # Subscribed first, then one catch-up: a change between the page load's own
+            # refresh and this subscription is not lost.
+            shown: set[str] | None = None  # None: every conversation may have changed
             while True:
-                change = await changes.next(timeout=TAB_CHECK_S)
-                if change is None:
-                    if not svc.tab_connected(token):
-                        return  # the tab is gone; its next load starts a new watcher
-                    continue
-                await asyncio.sleep(COALESCE_S)  # one refresh for a burst of changes
-                shown = {change.session_uuid, *(c.session_uuid for c in changes.take_ready())}
                 async with self:
                     if self._watcher != watcher:
                         return  # a newer watcher (page load, reconnect) took over
                     await self.refresh()
                     follow = None
-                    if self.current_uuid in shown and not self.run_id:
+                    current = self.current_uuid
+                    if current and (shown is None or current in shown) and not self.run_id:
                         # A run of this conversation came or went elsewhere: show it.
                         await self.reload_messages()
-                        if svc.runs.live_for_session(self.current_uuid):
+                        if svc.runs.live_for_session(current):
                             follow = self._follow()
                 if follow is not None:
                     yield follow
+                change = None
+                while change is None:
+                    change = await changes.next(timeout=TAB_CHECK_S)
+                    if change is None and not svc.tab_connected(token):
+                        return  # the tab is gone; its next load starts a new watcher
+                await asyncio.sleep(COALESCE_S)  # one refresh for a burst of changes
+                shown = {change.session_uuid, *(c.session_uuid for c in changes.take_ready())}
         finally:
             changes.close()

@@ -13,7 +13,9 @@ from agent_chat.bridge.settings import BridgeSettings
 
 def _client(hermes_home: Path, **overrides: object) -> httpx.AsyncClient:
     app = create_app(replace(BridgeSettings(hermes_home=hermes_home), **overrides))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bridge")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:18731"
+    )
 
 
 async def test_bearer_token_is_required_everywhere_but_health(hermes_home: Path) -> None:

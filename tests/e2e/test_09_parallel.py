@@ -29,7 +29,7 @@ def test_switching_away_keeps_the_run_going_and_back_shows_everything(
 ) -> None:
     ensure_fake_model(page, stack)
     new_chat(page, stack)
-    send(page, "long 120 delay=0.04")
+    send(page, "long 120 delay=0.1")  # 12 s: still running after the second answer
     expect(page.get_by_test_id("message-content").last).to_contain_text("word10")
     first_url = page.url
 
@@ -42,7 +42,7 @@ def test_switching_away_keeps_the_run_going_and_back_shows_everything(
     item(page, first_url).get_by_test_id("session-title").click()
     expect(page).to_have_url(first_url)
     # During the client-side switch the other conversation's messages are briefly on screen.
-    expect(page.get_by_test_id("message-user")).to_have_text("long 120 delay=0.04")
+    expect(page.get_by_test_id("message-user")).to_have_text("long 120 delay=0.1")
     answer = page.get_by_test_id("message-assistant").filter(has_text="word1 ")
     expect(answer).to_have_attribute("data-status", "SUCCESS", timeout=40_000)
     assert words(page) == [f"word{i}" for i in range(1, 121)]
