@@ -77,12 +77,15 @@ def start_bridge(url: str) -> subprocess.Popen | None:
             log.info("bridge ready at %s (pid %d)", url, process.pid)
             return process
         time.sleep(0.5)
-    process.terminate()
+    stop(process)
     raise SystemExit(f"the bridge did not answer at {url} within 90 s")
 
 
-def wait_until_serving(app: subprocess.Popen, url: str, timeout_s: float = 600) -> bool:
-    """Poll `url` until the app answers; False if the app exits or `timeout_s` passes."""
+def wait_until_serving(
+    app: subprocess.Popen, url: str, timeout_s: float = 600, interval_s: float = 0.5
+) -> bool:
+    """Poll `url` until the process answers there (any status below 500); False if it exits
+    or `timeout_s` passes. (The tests' launcher uses it too.)"""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if app.poll() is not None:
@@ -92,8 +95,20 @@ def wait_until_serving(app: subprocess.Popen, url: str, timeout_s: float = 600) 
                 return True
         except httpx.HTTPError:
             pass
-        time.sleep(0.5)
+        time.sleep(interval_s)
     return False
+
+
+def stop(process: subprocess.Popen, timeout_s: float = 10) -> None:
+    """Terminate `process`, and kill it if it is still there after `timeout_s` seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -141,11 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         code = app.wait()
     finally:
         if bridge is not None:
-            bridge.terminate()
-            try:
-                bridge.wait(10)
-            except subprocess.TimeoutExpired:
-                bridge.kill()
+            stop(bridge)
     raise SystemExit(code)
 
 

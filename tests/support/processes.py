@@ -1,16 +1,15 @@
 """Server processes for tests and benchmarks: start one with its output in a log file, wait
-until it answers over HTTP, stop it (terminate, then kill)."""
+until it answers over HTTP, stop it (terminate, then kill), the way `python -m
+agent_chat.serve` waits for and stops what it starts (its helpers do the work)."""
 
 from __future__ import annotations
 
 import contextlib
 import subprocess
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
-
+from agent_chat.serve import stop, wait_until_serving
 from tests.fakes.model_server import free_port
 
 __all__ = ["ROOT", "free_port", "start_process", "stop_process", "wait_http"]
@@ -26,14 +25,10 @@ def _tail(log: Path) -> str:
 
 def wait_http(url: str, timeout: float, process: subprocess.Popen, log: Path) -> None:
     """Until `url` answers below 500; fails (with the log's tail) if `process` exits first."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{url}: process exited {process.returncode}:\n{_tail(log)}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=2).status_code < 500:
-                return
-        time.sleep(0.2)
+    if wait_until_serving(process, url, timeout_s=timeout, interval_s=0.2):
+        return
+    if process.poll() is not None:
+        raise RuntimeError(f"{url}: process exited {process.returncode}:\n{_tail(log)}")
     raise RuntimeError(f"{url} did not answer within {timeout:.0f} s:\n{_tail(log)}")
 
 
@@ -56,11 +51,5 @@ def start_process(
 
 def stop_process(process: subprocess.Popen | None, timeout: float = 15) -> None:
     """Terminate, and kill if it is still there after `timeout` seconds."""
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
+    if process is not None:
+        stop(process, timeout_s=timeout)
