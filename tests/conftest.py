@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from agent_chat.db.engine import make_engine
 from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel, running_fake_model
 from tests.support.bridge import RunningBridge, StartBridge, bridges_in_threads
 from tests.support.bridge import hermes_home as make_hermes_home
-from tests.support.databases import fresh_database, migrated_engine
+from tests.support.databases import fresh_database, migrated_template
 
 # --- fake model server and bridge ---------------------------------------------------------
 
@@ -47,18 +48,33 @@ def bridge(start_bridge: StartBridge) -> RunningBridge:
 # --- a fresh database per test (SQLite, or PostgreSQL with AGENT_CHAT_TEST_DB_URL) ----------
 
 
+@pytest.fixture(scope="session")
+def migrated_template_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One database the session's `migrate()` built: what `db_url` copies."""
+    with migrated_template(tmp_path_factory.mktemp("db-template") / "template.db") as url:
+        yield url
+
+
 @pytest.fixture
-def db_url(tmp_path: Path) -> Iterator[str]:
-    """The URL of an empty database (not yet migrated)."""
-    with fresh_database(tmp_path / "db" / "agent_chat.db") as url:
+def empty_db_url(tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database (not migrated): for tests of the migration itself."""
+    with fresh_database(tmp_path / "db" / "empty.db") as url:
+        yield url
+
+
+@pytest.fixture
+def db_url(tmp_path: Path, migrated_template_url: str) -> Iterator[str]:
+    """The URL of the test's own database, with the schema (a copy of the session's
+    migrated template)."""
+    with fresh_database(tmp_path / "db" / "agent_chat.db", template=migrated_template_url) as url:
         yield url
 
 
 @pytest.fixture
 def engine(db_url: str) -> Iterator[Engine]:
-    """An engine on `db_url` once `migrate()` built the schema: every test exercises it."""
-    with migrated_engine(db_url) as engine:
-        yield engine
+    engine = make_engine(db_url)
+    yield engine
+    engine.dispose()
 
 
 @pytest.fixture
@@ -70,7 +86,7 @@ def storage(engine: Engine) -> Storage:
 
 # A test that takes one of these fixtures (or drives the app: e2e) uses a database: test.sh
 # runs those on every database and the others once.
-DATABASE_FIXTURES = {"db_url", "engine"}
+DATABASE_FIXTURES = {"db_url", "empty_db_url", "engine"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

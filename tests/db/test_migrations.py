@@ -19,9 +19,9 @@ from agent_chat.db.models import ChatSession
 TABLES = {"chat_session", "chat_message", "chat_message_log", "run_pause", "model_config"}
 
 
-def test_migrate_on_an_empty_database_creates_all_tables(db_url: str) -> None:
-    migrate(db_url)
-    engine = make_engine(db_url)
+def test_migrate_on_an_empty_database_creates_all_tables(empty_db_url: str) -> None:
+    migrate(empty_db_url)
+    engine = make_engine(empty_db_url)
     try:
         names = set(sa.inspect(engine).get_table_names())
     finally:
@@ -36,12 +36,12 @@ def test_models_and_migrations_agree(engine: Engine) -> None:
     assert diffs == []
 
 
-def test_migrate_twice_is_harmless_and_keeps_data(db_url: str) -> None:
-    migrate(db_url)
-    engine = make_engine(db_url)
+def test_migrate_twice_is_harmless_and_keeps_data(empty_db_url: str) -> None:
+    migrate(empty_db_url)
+    engine = make_engine(empty_db_url)
     with open_session(engine) as session:
         session.add(ChatSession(title="kept"))
-    migrate(db_url)
+    migrate(empty_db_url)
     with open_session(engine) as session:
         titles = [c.title for c in session.exec(select(ChatSession)).all()]
     engine.dispose()
@@ -49,11 +49,11 @@ def test_migrate_twice_is_harmless_and_keeps_data(db_url: str) -> None:
 
 
 def test_migrate_does_not_depend_on_the_working_directory(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    empty_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    migrate(db_url)
-    engine = make_engine(db_url)
+    migrate(empty_db_url)
+    engine = make_engine(empty_db_url)
     assert set(sa.inspect(engine).get_table_names()) >= TABLES
     engine.dispose()
 
@@ -84,17 +84,17 @@ def test_open_session_commits_on_success_and_rolls_back_on_error(engine: Engine)
     assert titles == ["committed"]
 
 
-def test_alembic_downgrade_to_base_and_upgrade_again(db_url: str) -> None:
-    migrate(db_url)
+def test_alembic_downgrade_to_base_and_upgrade_again(empty_db_url: str) -> None:
+    migrate(empty_db_url)
     config = Config(str(ALEMBIC_INI))
     config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
-    config.set_main_option("sqlalchemy.url", db_url)
+    config.set_main_option("sqlalchemy.url", empty_db_url)
     config.attributes["configure_logging"] = False
     command.downgrade(config, "base")
-    engine = make_engine(db_url)
+    engine = make_engine(empty_db_url)
     assert not TABLES & set(sa.inspect(engine).get_table_names())
     engine.dispose()
-    migrate(db_url)
-    engine = make_engine(db_url)
+    migrate(empty_db_url)
+    engine = make_engine(empty_db_url)
     assert set(sa.inspect(engine).get_table_names()) >= TABLES
     engine.dispose()

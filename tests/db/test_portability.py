@@ -91,10 +91,10 @@ def test_plain_postgresql_urls_use_psycopg_3(url: str, expected: str) -> None:
     assert normalize_db_url(url) == expected
 
 
-def test_make_engine_and_migrate_accept_a_plain_postgresql_url(db_url: str) -> None:
-    if not db_url.startswith("postgresql+psycopg://"):
+def test_make_engine_and_migrate_accept_a_plain_postgresql_url(empty_db_url: str) -> None:
+    if not empty_db_url.startswith("postgresql+psycopg://"):
         pytest.skip("needs PostgreSQL (AGENT_CHAT_TEST_DB_URL)")
-    plain = db_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    plain = empty_db_url.replace("postgresql+psycopg://", "postgresql://", 1)
     migrate(plain)
     engine = make_engine(plain)
     try:
