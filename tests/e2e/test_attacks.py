@@ -23,7 +23,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from websockets.exceptions import InvalidStatus
 
-from tests.e2e.attack_tools import (
+from tests.fakes.model_server import free_port
+from tests.support.attacks import (
     ATTACK_SCRIPT,
     attack_args,
     event_url,
@@ -33,7 +34,6 @@ from tests.e2e.attack_tools import (
     session_uuids,
     wait_for_log,
 )
-from tests.fakes.model_server import free_port
 from tests.support.browser import new_chat, send
 from tests.support.stack import Stack, ensure_fake_model
 

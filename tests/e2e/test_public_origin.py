@@ -22,8 +22,8 @@ from types import SimpleNamespace
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.attack_tools import ATTACK_SCRIPT, attack_args, event_url, handshake
 from tests.fakes.model_server import free_port
+from tests.support.attacks import ATTACK_SCRIPT, attack_args, event_url, handshake
 from tests.support.browser import fresh_page, new_chat, send
 from tests.support.stack import ensure_fake_model, running_stack
 
