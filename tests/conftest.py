@@ -14,7 +14,7 @@ from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel, running_fake_model
 from tests.support.bridge import RunningBridge, StartBridge, bridges_in_threads
 from tests.support.bridge import hermes_home as make_hermes_home
-from tests.support.databases import fresh_database, migrated_template
+from tests.support.databases import MigratedDatabases, fresh_database
 
 # --- fake model server and bridge ---------------------------------------------------------
 
@@ -49,10 +49,11 @@ def bridge(start_bridge: StartBridge) -> RunningBridge:
 
 
 @pytest.fixture(scope="session")
-def migrated_template_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One database the session's `migrate()` built: what `db_url` copies."""
-    with migrated_template(tmp_path_factory.mktemp("db-template") / "template.db") as url:
-        yield url
+def migrated_databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedDatabases]:
+    """Where `db_url` comes from: the session's `migrate()` built the schema once."""
+    databases = MigratedDatabases(tmp_path_factory.mktemp("db-template"))
+    yield databases
+    databases.close()
 
 
 @pytest.fixture
@@ -63,10 +64,9 @@ def empty_db_url(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def db_url(tmp_path: Path, migrated_template_url: str) -> Iterator[str]:
-    """The URL of the test's own database, with the schema (a copy of the session's
-    migrated template)."""
-    with fresh_database(tmp_path / "db" / "agent_chat.db", template=migrated_template_url) as url:
+def db_url(tmp_path: Path, migrated_databases: MigratedDatabases) -> Iterator[str]:
+    """The URL of the test's own database, with the schema and nothing in it."""
+    with migrated_databases.database(tmp_path / "db" / "agent_chat.db") as url:
         yield url
 
 
