@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, fresh_page
-from tests.support.stack import Stack, running_stack
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, fresh_page, new_chat
+from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +48,14 @@ def browser():
 def page(browser, stack: Stack, request: pytest.FixtureRequest):
     with fresh_page(browser, request) as page:
         yield page
+
+
+@pytest.fixture
+def chat(page, stack: Stack):
+    """The page, on a new conversation, with the fake model as the default model."""
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    return page
 
 
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)

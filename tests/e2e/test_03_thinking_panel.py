@@ -6,16 +6,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import new_chat, send
-from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
+from tests.support.stack import ARTIFACTS, Stack
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def chat(page: Page, stack: Stack) -> Page:
-    ensure_fake_model(page, stack)
-    new_chat(page, stack)
-    return page
 
 
 def test_todo_run_shows_tasks_live_then_folds_into_a_summary(chat: Page) -> None:

@@ -17,13 +17,6 @@ from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def chat(page: Page, stack: Stack) -> Page:
-    ensure_fake_model(page, stack)
-    new_chat(page, stack)
-    return page
-
-
 def done(page: Page, index: int) -> None:
     expect(page.get_by_test_id("message-assistant").nth(index)).to_have_attribute(
         "data-status", re.compile("SUCCESS|FAILED|STOPPED")

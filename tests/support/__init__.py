@@ -10,4 +10,5 @@ same launchers.
 - `bridge`, `sse`: the bridge served in a thread, and reading its event stream.
 - `processes`: starting a server process, waiting until it answers, stopping it.
 - `stack`, `browser`: the real stack (fake model, bridge and app processes) and chromium.
+- `attacks`: what an attacker sends the running app (websocket handshakes and frames).
 """
