@@ -51,7 +51,7 @@ def test_switching_away_keeps_the_run_going_and_back_shows_everything(
 def test_a_run_finished_out_of_sight_is_unread_until_opened(page: Page, stack: Stack) -> None:
     ensure_fake_model(page, stack)
     new_chat(page, stack)
-    send(page, "long 40 delay=0.05")
+    send(page, "long 60 delay=0.1")  # 6 s: still running when the switch is done
     expect(page.get_by_test_id("message-content").last).to_contain_text("word3")
     first_url = page.url
     new_chat(page, stack)

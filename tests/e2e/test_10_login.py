@@ -83,7 +83,10 @@ def test_the_right_password_opens_the_app_and_the_chat_works(
     ensure_fake_model(page, login_stack)
     new_chat(page, login_stack)
     send(page, "Hello behind the login")
-    expect(page.get_by_test_id("message-assistant")).to_contain_text("Echo: Hello behind the login")
+    # The first answer of a fresh stack waits for hermes to build its first agent: slow under load.
+    expect(page.get_by_test_id("message-assistant")).to_contain_text(
+        "Echo: Hello behind the login", timeout=60_000
+    )
     expect(page.get_by_test_id("message-assistant")).to_have_attribute("data-status", "SUCCESS")
     # With the cookie the websocket opens (the control for the refusal test below).
     ws_url = login_stack.url.replace("http", "ws") + "/_event/?EIO=4&transport=websocket"

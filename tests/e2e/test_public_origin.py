@@ -167,7 +167,8 @@ def test_the_page_works_through_the_proxy(page: Page, public: SimpleNamespace) -
     new_chat(page, SimpleNamespace(url=proxy.url))
     send(page, "Hello through the proxy")
     answer = page.get_by_test_id("message-assistant")
-    expect(answer).to_contain_text("Echo: Hello through the proxy")
+    # The first answer of a fresh stack waits for hermes to build its first agent.
+    expect(answer).to_contain_text("Echo: Hello through the proxy", timeout=60_000)
     expect(answer).to_have_attribute("data-status", "SUCCESS")
     assert page.url.startswith(f"{proxy.url}/chat/")
 
