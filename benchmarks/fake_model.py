@@ -5,7 +5,8 @@ whose last user message names a benchmark script are answered here, everything e
 metadata, hermes' own side requests) goes to the test fake.
 
 - ``bench-text N``: an answer of N tokens (short words, a paragraph break every 60 tokens),
-  the last token is ``zzend.``.
+  the last token is ``zzend.``; ``para=K`` in the message: a break every K tokens instead,
+  ``para=0``: the whole answer is one paragraph.
 - ``bench-mixed T``: T turns, each: reasoning chunks, text chunks, then a ``todo`` tool call;
   after the last turn a short answer. Every chunk carries a marker (``rq<turn>x<i>`` in the
   reasoning, ``tq<turn>x<i>`` in the text, ``dq<turn>x`` in the first TODO item) so a page can
@@ -60,19 +61,20 @@ PARAGRAPH_EVERY = 60
 MIXED_PER_KIND = 30  # reasoning chunks and text chunks per turn (``per=N`` overrides)
 
 
-def answer_tokens(count: int) -> list[str]:
-    """`count` stream chunks of a plain answer; the last one is END_TOKEN."""
+def answer_tokens(count: int, paragraph_every: int = PARAGRAPH_EVERY) -> list[str]:
+    """`count` stream chunks of a plain answer; the last one is END_TOKEN. A blank line
+    follows every `paragraph_every`-th token (0: none, one paragraph)."""
     tokens = []
     for i in range(count - 1):
         word = WORDS[(i * 7 + i // len(WORDS)) % len(WORDS)]
-        sep = "\n\n" if (i + 1) % PARAGRAPH_EVERY == 0 else " "
-        tokens.append(word + sep)
+        brk = paragraph_every > 0 and (i + 1) % paragraph_every == 0
+        tokens.append(word + ("\n\n" if brk else " "))
     tokens.append(END_TOKEN)
     return tokens
 
 
-def answer_text(count: int) -> str:
-    return "".join(answer_tokens(count))
+def answer_text(count: int, paragraph_every: int = PARAGRAPH_EVERY) -> str:
+    return "".join(answer_tokens(count, paragraph_every))
 
 
 class Recorder:
@@ -139,7 +141,9 @@ def create_app(rate: float, recorder: Recorder) -> Starlette:
         deltas: list[dict[str, Any]] = []
         tool: dict[str, Any] | None = None
         if text_match:
-            deltas = [{"content": t} for t in answer_tokens(int(text_match.group(1)))]
+            para_match = re.search(r"\bpara=(\d+)", last_user)
+            every = int(para_match.group(1)) if para_match else PARAGRAPH_EVERY
+            deltas = [{"content": t} for t in answer_tokens(int(text_match.group(1)), every)]
         else:
             turns = int(mixed_match.group(1))
             per_match = re.search(r"\bper=(\d+)", last_user)

@@ -539,7 +539,13 @@ def parse_common(description: str, argv: list[str] | None = None, extra=None):
 
 WATCH_END_JS = """
 (end) => {
-  window.__bench = {doneAt: null, textChars: 0};
+  window.__bench = {doneAt: null, textChars: 0, paragraphs: 0, scriptAt: null};
+  // When the server's script that carries the last token runs (before React renders it).
+  const acs = window.acs;
+  if (acs) window.acs = (id, offset, text) => {
+    if (!window.__bench.scriptAt && String(text).includes(end)) window.__bench.scriptAt = Date.now();
+    return acs(id, offset, text);
+  };
   const check = () => {
     if (window.__bench.doneAt) return;
     const all = document.querySelectorAll('[data-testid=message-assistant]');
@@ -551,6 +557,7 @@ WATCH_END_JS = """
     if (text.includes(end)) {
       window.__bench.doneAt = Date.now();
       window.__bench.textChars = text.replace(/\\s+/g, '').length;
+      window.__bench.paragraphs = content.querySelectorAll('p').length;
     }
   };
   new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true});
@@ -611,6 +618,8 @@ def stream_through_browser(
             "sent_at": sent_at,
             "done_at": bench["doneAt"] / 1000.0,
             "dom_chars_no_ws": bench["textChars"],
+            "dom_paragraphs": bench.get("paragraphs", 0),
+            "script_at": bench["scriptAt"] / 1000.0 if bench.get("scriptAt") else None,
             "first_token_at": min(r["first_at"] for r in stats),
             "last_token_at": max(r["last_at"] for r in stats),
             "ws_bytes_total": ws.bytes,

@@ -29,6 +29,7 @@ BENCHMARKS = [
     ("stream_cost", "#1–#3 a 20,000-token answer at 1,000 tokens/s"),
     ("unpaced", "#4 the same answer unpaced vs a bare SSE client"),
     ("mixed_events", "#5 ~200 mixed events/s, emit → DOM delay"),
+    ("tab_memory", "the page's memory over 200 answers in one tab"),
 ]
 
 
