@@ -59,19 +59,30 @@ class LogBatchWriter:
                 return
             batch, self._pending = self._pending, {}
             self._count, self._first_at = 0, None
+            write = asyncio.ensure_future(asyncio.to_thread(self._write, batch))
             try:
-                await asyncio.to_thread(self._write, batch)
+                await asyncio.shield(write)
+            except asyncio.CancelledError:
+                # A thread cannot be stopped: let the write end under the lock, so nothing
+                # reads or writes around it, and keep its rows if it failed.
+                await asyncio.wait([write])
+                if write.exception() is not None:
+                    self._put_back(batch)
+                raise
             except Exception:
-                # Put the rows back in front of anything added meanwhile, in seq order.
-                for message_id, rows in batch.items():
-                    newer = self._pending.get(message_id, [])
-                    self._pending[message_id] = rows + newer
-                self._count = sum(len(r) for r in self._pending.values())
-                self._first_at = asyncio.get_running_loop().time()
-                self._wake.set()  # the loop may be idle: give the rows their timer again
+                self._put_back(batch)
                 raise
             self.flushes += 1
             self.rows_written += sum(len(r) for r in batch.values())
+
+    def _put_back(self, batch: dict[int, list[LogRow]]) -> None:
+        """Put unwritten rows back in front of anything added meanwhile, in seq order."""
+        for message_id, rows in batch.items():
+            newer = self._pending.get(message_id, [])
+            self._pending[message_id] = rows + newer
+        self._count = sum(len(r) for r in self._pending.values())
+        self._first_at = asyncio.get_running_loop().time()
+        self._wake.set()  # the loop may be idle: give the rows their timer again
 
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -99,7 +110,8 @@ class LogBatchWriter:
     async def close(self) -> None:
         """Flush what is left and stop the loop."""
         if self._task is not None:
-            self._task.cancel()
+            async with self._flush_lock:  # never cancel the loop in the middle of a write
+                self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None

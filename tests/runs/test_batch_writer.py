@@ -195,3 +195,44 @@ async def test_close_flushes_what_is_pending() -> None:
     assert sink.seqs() == [1, 2]
     await writer.close()  # closing twice is harmless
     assert sink.calls == 1
+
+
+class SlowSink(Sink):
+    """A sink whose writes take a while, like a busy database; `started` is set in each."""
+
+    def __init__(self, seconds: float, failures: int = 0) -> None:
+        super().__init__(failures)
+        self.seconds = seconds
+        self.started = threading.Event()
+
+    def __call__(self, batch: dict[int, list[LogRow]]) -> None:
+        self.started.set()
+        threading.Event().wait(self.seconds)
+        super().__call__(batch)
+
+
+async def test_close_during_a_background_write_returns_after_it_is_stored() -> None:
+    # The app shuts down while the writer's own loop is writing a batch: close() must not
+    # return (and the app must not read the log) before that write is done.
+    sink = SlowSink(0.5)
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=0.01)
+    writer.start()
+    writer.add(1, status_row(1))
+    writer.add(1, delta_row(2, "a"))
+    await asyncio.to_thread(sink.started.wait, 5)
+    await writer.close()
+    assert sink.seqs() == [1, 2]
+
+
+async def test_a_cancelled_forced_flush_waits_for_its_write_and_keeps_failed_rows() -> None:
+    sink = SlowSink(0.3, failures=1)
+    writer = LogBatchWriter(sink, max_rows=50, max_delay=60)
+    writer.add(1, status_row(1))
+    flushing = asyncio.create_task(writer.flush())
+    await asyncio.to_thread(sink.started.wait, 5)
+    flushing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await flushing
+    assert sink.calls == 1  # the write ended before the cancelled flush gave up the lock
+    await writer.flush()  # the failed write's row was kept
+    assert sink.seqs() == [1]
