@@ -9,6 +9,11 @@ from agent_chat.components.layout import app_frame
 from agent_chat.rows import ModelRow
 from agent_chat.state.models import API_KEY_INPUT_ID, ModelsState
 
+# The prerendered page shows the form before its scripts run; what is typed then never
+# reaches the state (the save would say "A name is required." under a filled name), so
+# the fields wait for the page to be live.
+NOT_LIVE = ~rx.State.is_hydrated
+
 
 def _model_card(row: ModelRow) -> rx.Component:
     return rx.card(
@@ -65,6 +70,7 @@ def _field(
             placeholder=placeholder,
             type=kind,
             auto_complete="off",
+            disabled=NOT_LIVE,
             width="100%",
             custom_attrs=tid(test_id),
         )
@@ -74,6 +80,7 @@ def _field(
             on_change=lambda v: ModelsState.set_field(name, v),
             placeholder=placeholder,
             type=kind,
+            disabled=NOT_LIVE,
             width="100%",
             custom_attrs=tid(test_id),
         )
@@ -130,14 +137,21 @@ def _form() -> rx.Component:
                 "Use as the default model",
                 checked=ModelsState.form_default,
                 on_change=ModelsState.set_form_default,
+                disabled=NOT_LIVE,
                 custom_attrs=tid("model-default"),
             ),
             rx.hstack(
-                rx.button("Save", on_click=ModelsState.save, custom_attrs=tid("model-save")),
+                rx.button(
+                    "Save",
+                    on_click=ModelsState.save,
+                    disabled=NOT_LIVE,
+                    custom_attrs=tid("model-save"),
+                ),
                 rx.button(
                     "Test connection",
                     variant="soft",
                     loading=ModelsState.testing,
+                    disabled=NOT_LIVE,
                     on_click=ModelsState.test,
                     custom_attrs=tid("model-test"),
                 ),
