@@ -14,17 +14,22 @@ logger = logging.getLogger(__name__)
 PLACEHOLDER_API_KEY = "agent-chat-no-key"
 
 
-def build_agent(settings: BridgeSettings, session_id: str, model: ModelSpec) -> Any:
-    """A quiet AIAgent with the safe toolset allowlist; callbacks are attached per run."""
+def build_agent(
+    settings: BridgeSettings, session_id: str, model: ModelSpec, profile: str = "chat"
+) -> Any:
+    """A quiet AIAgent with the profile's toolset allowlist; callbacks are attached per run."""
     from run_agent import AIAgent  # after prepare_hermes_home(): hermes fixes paths at import
 
+    from agent_chat.bridge.workspace import guard_file_writes
+
+    guard_file_writes()
     kwargs: dict[str, Any] = {
         "base_url": model.base_url,
         "api_key": model.api_key or PLACEHOLDER_API_KEY,
         "provider": "custom",
         "model": model.model,
         "tool_delay": 0,
-        "enabled_toolsets": settings.toolsets,
+        "enabled_toolsets": settings.toolsets_for(profile),
         "quiet_mode": True,
         "session_id": session_id,
         # The bridge's cwd is not the user's project: AGENTS.md/CLAUDE.md found there must not
@@ -37,7 +42,9 @@ def build_agent(settings: BridgeSettings, session_id: str, model: ModelSpec) -> 
     agent = AIAgent(**kwargs)
     # quiet_mode still prints status lines to stdout; they reach us via status_callback.
     agent.suppress_status_output = True
-    logger.info("built agent for session %s (model %s)", session_id, model.model)
+    logger.info(
+        "built agent for session %s (model %s, profile %s)", session_id, model.model, profile
+    )
     return agent
 
 

@@ -16,6 +16,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_chat.bridge.agent_factory import build_agent
+from agent_chat.bridge.approvals import always_allowed, revoke_always
 from agent_chat.bridge.memory import MemoryLimitError, memory_files
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.registry import RunRegistry
@@ -76,6 +77,8 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         clarify_max_wait_s=settings.clarify_max_wait_s,
         retention_s=settings.buffer_retention_s,
         idle_timeout_s=settings.run_idle_timeout_s,
+        tool_profiles=settings.tool_profiles,
+        workspaces_root=settings.workspaces_root,
     )
 
     @asynccontextmanager
@@ -120,6 +123,7 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
             "status": "ok",
             "version": BRIDGE_VERSION,
             "hermes_version": _hermes_version(),
+            "tool_profiles": list(settings.tool_profiles),
             **registry.counts(),
         }
 
@@ -156,7 +160,11 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
     @app.post("/runs/{run_id}/clarify", dependencies=authed)
     def answer_clarify(run_id: str, body: ClarifyAnswer) -> dict[str, object]:
         run = run_or_404(run_id)
-        if not run.answer(body.clarify_id, body.answer):
+        try:
+            answered = run.answer(body.clarify_id, body.answer)
+        except RunRejected as exc:
+            raise HTTPException(status_code=exc.status_code, detail=exc.message) from exc
+        if not answered:
             raise HTTPException(
                 status_code=404,
                 detail=f"No open question {body.clarify_id!r} in run {run_id!r} (unknown or already answered).",
@@ -176,6 +184,17 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         except RunRejected as exc:
             raise HTTPException(status_code=exc.status_code, detail=exc.message) from exc
         return {"session_id": session_id, "reset": True}
+
+    @app.get("/approvals/always", dependencies=authed)
+    def list_always() -> dict[str, object]:
+        """The dangerous-command patterns allowed in every conversation."""
+        return {"patterns": always_allowed()}
+
+    @app.delete("/approvals/always/{pattern:path}", dependencies=authed)
+    def revoke(pattern: str) -> dict[str, object]:
+        if not revoke_always(pattern):
+            raise HTTPException(status_code=404, detail=f"{pattern!r} is not always allowed.")
+        return {"patterns": always_allowed()}
 
     @app.get("/memory", dependencies=authed)
     def get_memory() -> dict[str, object]:

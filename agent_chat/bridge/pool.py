@@ -18,7 +18,7 @@ from agent_chat.bridge.schemas import ModelSpec
 
 logger = logging.getLogger(__name__)
 
-AgentFactory = Callable[[str, ModelSpec], Any]
+AgentFactory = Callable[[str, ModelSpec, str], Any]
 
 
 @dataclass
@@ -29,7 +29,7 @@ class _Entry:
 
 
 class AgentPool:
-    """Agents keyed by session id; an agent is reused only for the same model settings."""
+    """Agents keyed by session id; reused only for the same model settings and profile."""
 
     def __init__(self, factory: AgentFactory, size: int) -> None:
         self._factory = factory
@@ -41,9 +41,10 @@ class AgentPool:
         with self._lock:
             return len(self._entries)
 
-    def acquire(self, session_id: str, model: ModelSpec) -> Any:
-        """The session's agent, built if missing or built for other model settings."""
-        key = model.pool_key()
+    def acquire(self, session_id: str, model: ModelSpec, profile: str = "chat") -> Any:
+        """The session's agent, built if missing or built for other model settings or
+        another tool profile (toolsets are fixed when hermes builds an agent)."""
+        key = (*model.pool_key(), profile)
         with self._lock:
             entry = self._entries.get(session_id)
             if entry is not None and entry.key == key and not entry.in_use:
@@ -51,7 +52,7 @@ class AgentPool:
                 self._entries.move_to_end(session_id)
                 return entry.agent
         # Built outside the lock: construction probes the endpoint and takes a while.
-        agent = self._factory(session_id, model)
+        agent = self._factory(session_id, model, profile)
         with self._lock:
             self._entries[session_id] = _Entry(key=key, agent=agent, in_use=True)
             self._entries.move_to_end(session_id)

@@ -7,7 +7,9 @@ import logging
 import threading
 import time
 import uuid
+from pathlib import Path
 
+from agent_chat.bridge.approvals import forget_session
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.runs import Run, RunRejected, execute
 from agent_chat.bridge.schemas import StartRunRequest
@@ -26,8 +28,12 @@ class RunRegistry:
         clarify_max_wait_s: float,
         retention_s: float,
         idle_timeout_s: float = 600.0,
+        tool_profiles: tuple[str, ...] = ("chat",),
+        workspaces_root: Path | None = None,
     ) -> None:
         self.pool = pool
+        self.tool_profiles = tool_profiles
+        self.workspaces_root = workspaces_root
         self.max_active_runs = max_active_runs
         self.clarify_max_wait_s = clarify_max_wait_s
         self.retention_s = retention_s
@@ -39,6 +45,12 @@ class RunRegistry:
     def start(self, request: StartRunRequest) -> Run:
         """Admit and start a run, or raise RunRejected (409 busy/duplicate, 429 cap)."""
         self.purge_expired()
+        if request.tool_profile not in self.tool_profiles:
+            raise RunRejected(
+                422,
+                f"The tool profile {request.tool_profile!r} is not enabled on this bridge "
+                f"(AGENT_CHAT_TOOL_PROFILES={','.join(self.tool_profiles)}).",
+            )
         with self._lock:
             run_id = request.run_id or uuid.uuid4().hex
             if run_id in self._runs:
@@ -54,6 +66,7 @@ class RunRegistry:
                     f"Too many runs at once ({working} of {self.max_active_runs}); try again later.",
                 )
             run = Run(request, run_id, self.clarify_max_wait_s)
+            run.workspaces_root = self.workspaces_root
             self._runs[run_id] = run
             self._ensure_watchdog()
         thread = threading.Thread(
@@ -105,6 +118,7 @@ class RunRegistry:
             if any(r.session_id == session_id and not r.finished for r in self._runs.values()):
                 raise RunRejected(409, f"Session {session_id!r} has a running run; stop it first.")
             self.pool.drop(session_id)
+        forget_session(session_id)  # "allow for this conversation" ends with its context
 
     def purge_expired(self) -> None:
         """Forget runs that ended more than the retention time ago."""

@@ -13,19 +13,25 @@ stuck in a read, and whatever the run thread reports afterwards is dropped (one 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from agent_chat.bridge.approvals import CHOICES, DENY, ONCE, SESSION, approvals_for
 from agent_chat.bridge.events import EventBuffer
 from agent_chat.bridge.failures import idle_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
+from agent_chat.bridge.workspace import close_workspace, open_workspace
 from agent_chat.protocol.events import FINISHED_STATES, EventType, RunState
+from agent_chat.tool_profiles import uses_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -44,15 +50,33 @@ class RunRejected(Exception):
 
 @dataclass
 class PendingClarify:
+    """A question (kind "clarify") or a dangerous step to approve (kind "approval")."""
+
     clarify_id: str
     question: str
     choices: list[str] | None
+    kind: str = "clarify"
+    description: str = ""  # approvals: hermes' words for the danger
     answered: threading.Event = field(default_factory=threading.Event)
     answer: str | None = None
     resolved: bool = False
 
     def public(self) -> dict[str, Any]:
-        return {"clarify_id": self.clarify_id, "question": self.question, "choices": self.choices}
+        body = {"clarify_id": self.clarify_id, "question": self.question, "choices": self.choices}
+        if self.kind == "approval":
+            body.update(kind="approval", command=self.question, description=self.description)
+        return body
+
+    @property
+    def resolved_event(self) -> str:
+        return (
+            EventType.APPROVAL_RESOLVED if self.kind == "approval" else EventType.CLARIFY_RESOLVED
+        )
+
+    def cancel_fields(self) -> dict[str, Any]:
+        # A stopped or expired approval is a denial: hermes must not run the command.
+        answer = DENY if self.kind == "approval" else None
+        return {"clarify_id": self.clarify_id, "answer": answer, "cancelled": True}
 
 
 class Run:
@@ -76,6 +100,7 @@ class Run:
         self._expired = False  # failed by the idle watchdog
         self._pending: PendingClarify | None = None
         self.agent: Any = None
+        self.workspaces_root: Path | None = None  # Workspace runs work in a folder below
 
     @property
     def status(self) -> RunState:
@@ -114,13 +139,32 @@ class Run:
 
     def ask(self, question: str, choices: list[str] | None) -> str:
         """Block the agent until the question is answered, the run stops, or the cap passes."""
+        if self._stop_requested:
+            return ""
+        pending = PendingClarify(uuid.uuid4().hex, question, choices)
+        return self._wait(pending, EventType.CLARIFY_REQUEST) or ""
+
+    def approve(self, command: str, description: str, **options: Any) -> str:
+        """hermes' approval callback: block until the person chooses; a stop, the cap or
+        anything unexpected is a denial."""
+        if self._stop_requested:
+            return DENY
+        choices = list(CHOICES) if options.get("allow_permanent", True) else [ONCE, SESSION, DENY]
+        if options.get("smart_denied"):
+            choices = [ONCE, DENY]
+        pending = PendingClarify(
+            uuid.uuid4().hex, command, choices, kind="approval", description=description
+        )
+        answer = self._wait(pending, EventType.APPROVAL_REQUEST)
+        return answer if answer in choices else DENY
+
+    def _wait(self, pending: PendingClarify, event: str) -> str | None:
         with self._lock:
             if self._stop_requested:
-                return ""
-            pending = PendingClarify(uuid.uuid4().hex, question, choices)
+                return pending.cancel_fields()["answer"]
             self._pending = pending
             self._status = RunState.WAITING_INPUT
-            self.buffer.emit(EventType.CLARIFY_REQUEST, **pending.public())
+            self.buffer.emit(event, **pending.public())
         answered = pending.answered.wait(self.clarify_max_wait_s)
         with self._lock:
             self._pending = None
@@ -129,16 +173,14 @@ class Run:
             if not answered and not pending.resolved:
                 pending.resolved = True
                 logger.warning(
-                    "run %s: question unanswered after %ss", self.run_id, self.clarify_max_wait_s
+                    "run %s: %s unanswered after %ss",
+                    self.run_id,
+                    pending.kind,
+                    self.clarify_max_wait_s,
                 )
-                self.buffer.emit(
-                    EventType.CLARIFY_RESOLVED,
-                    clarify_id=pending.clarify_id,
-                    answer=None,
-                    cancelled=True,
-                    timed_out=True,
-                )
-            return pending.answer or ""
+                self.buffer.emit(pending.resolved_event, **pending.cancel_fields(), timed_out=True)
+                return pending.cancel_fields()["answer"]
+            return pending.answer
 
     def check_stop(self) -> None:
         """Re-deliver a stop to hermes (one that came before run_conversation started)."""
@@ -212,15 +254,20 @@ class Run:
     # -- called from HTTP handlers ---------------------------------------------------
 
     def answer(self, clarify_id: str, answer: str) -> bool:
-        """Wake the waiting agent; False if no such question is waiting."""
+        """Wake the waiting agent; False if no such question is waiting. An approval takes
+        one of its choices only (RunRejected 422 otherwise)."""
         with self._lock:
             pending = self._pending
             if pending is None or pending.resolved or pending.clarify_id != clarify_id:
                 return False
+            if pending.kind == "approval" and answer not in (pending.choices or []):
+                raise RunRejected(
+                    422, f"An approval takes one of {', '.join(pending.choices or [])}."
+                )
             pending.resolved = True
             pending.answer = answer
             self._status = RunState.RUNNING
-            self.buffer.emit(EventType.CLARIFY_RESOLVED, clarify_id=clarify_id, answer=answer)
+            self.buffer.emit(pending.resolved_event, clarify_id=clarify_id, answer=answer)
             pending.answered.set()
             return True
 
@@ -232,12 +279,8 @@ class Run:
             pending = self._pending
             if pending is not None and not pending.resolved:
                 pending.resolved = True
-                self.buffer.emit(
-                    EventType.CLARIFY_RESOLVED,
-                    clarify_id=pending.clarify_id,
-                    answer=None,
-                    cancelled=True,
-                )
+                pending.answer = pending.cancel_fields()["answer"]
+                self.buffer.emit(pending.resolved_event, **pending.cancel_fields())
                 pending.answered.set()
             agent = self.agent
         if agent is not None:
@@ -263,7 +306,8 @@ def execute(run: Run, pool: AgentPool) -> None:
         if run.stop_requested:
             run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             return
-        agent = pool.acquire(run.session_id, run.model)
+        profile = request.tool_profile
+        agent = pool.acquire(run.session_id, run.model, profile)
         mapper = CallbackMapper(
             emit=run.buffer.emit,
             ask=run.ask,
@@ -281,7 +325,10 @@ def execute(run: Run, pool: AgentPool) -> None:
             run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             return
         history = [m.model_dump() for m in request.history]
-        result = agent.run_conversation(request.message, conversation_history=history)
+        with approvals_for(run.session_id, run.approve), _workspace(run, profile):
+            result = agent.run_conversation(
+                request.message, conversation_history=history, task_id=run.session_id
+            )
         _finish_from_result(run, result)
     except Exception as exc:
         logger.exception("run %s crashed", run.run_id)
@@ -324,6 +371,18 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
             final_text=final_text,
             usage=usage,
         )
+
+
+@contextlib.contextmanager
+def _workspace(run: Run, profile: str) -> Iterator[None]:
+    if not uses_workspace(profile) or run.workspaces_root is None:
+        yield
+        return
+    open_workspace(run.workspaces_root, run.session_id)
+    try:
+        yield
+    finally:
+        close_workspace(run.session_id)
 
 
 def _compaction_summary(agent: Any) -> str:

@@ -38,6 +38,8 @@ class StartRunRequest(BaseModel):
     system_prompt: str | None = None
     model: ModelSpec
     max_iterations: int | None = Field(default=None, gt=0)
+    # A profile of agent_chat.tool_profiles; the bridge refuses one it has not enabled.
+    tool_profile: str = Field(default="chat", min_length=1, max_length=40)
     run_id: str | None = Field(default=None, min_length=1, max_length=200)
 
 

@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_chat.tool_profiles import CHAT, TOOLSETS, enabled_profiles
+from agent_chat.workspaces import workspaces_root
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_HERMES_HOME = PROJECT_ROOT / "data" / "hermes"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 18731
-# Tools that cannot touch the machine: the operator opts into others with AGENT_CHAT_TOOLSETS.
-BASE_TOOLSETS = ("todo", "clarify", "memory")
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,10 @@ class BridgeSettings:
     agent_pool_size: int = 8
     # A question waits this long for an answer; 24 h is "no timeout" in practice.
     clarify_max_wait_s: float = 86400.0
-    extra_toolsets: tuple[str, ...] = ()
+    extra_toolsets: tuple[str, ...] = ()  # added to every profile (AGENT_CHAT_TOOLSETS)
+    tool_profiles: tuple[str, ...] = (CHAT,)
+    workspaces_root: Path = PROJECT_ROOT / "data" / "workspaces"
+    skills_dir: Path | None = None  # the app's skills, listed to hermes' `skills` tools
     keepalive_interval_s: float = 15.0
     buffer_retention_s: float = 3600.0
     # A working run with no event for this long is failed (waiting for an answer is exempt).
@@ -40,8 +44,13 @@ class BridgeSettings:
 
     @property
     def toolsets(self) -> list[str]:
-        """The explicit hermes toolset allowlist (``None`` would mean every tool)."""
-        names = list(BASE_TOOLSETS)
+        """The default (Chat) profile's toolsets."""
+        return self.toolsets_for(CHAT)
+
+    def toolsets_for(self, profile: str) -> list[str]:
+        """The explicit hermes toolset allowlist of a profile (``None`` would mean every
+        tool), plus the operator's extra toolsets."""
+        names = list(TOOLSETS[profile])
         names += [name for name in self.extra_toolsets if name not in names]
         return names
 
@@ -79,6 +88,11 @@ def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings
         agent_pool_size=int(_number(env, "AGENT_CHAT_AGENT_POOL_SIZE", 8)),
         clarify_max_wait_s=_number(env, "AGENT_CHAT_CLARIFY_MAX_WAIT_S", 86400.0, float),
         extra_toolsets=toolsets,
+        tool_profiles=enabled_profiles(env),
+        workspaces_root=workspaces_root(env),
+        skills_dir=Path(env["AGENT_CHAT_SKILLS_DIR"]).resolve()
+        if env.get("AGENT_CHAT_SKILLS_DIR")
+        else PROJECT_ROOT / "skills",
         keepalive_interval_s=_number(env, "AGENT_CHAT_BRIDGE_KEEPALIVE_S", 15.0, float),
         buffer_retention_s=_number(env, "AGENT_CHAT_BRIDGE_RETENTION_S", 3600.0, float),
         run_idle_timeout_s=_number(env, "AGENT_CHAT_RUN_IDLE_TIMEOUT_S", 600.0, float),
@@ -89,3 +103,30 @@ def prepare_hermes_home(settings: BridgeSettings) -> None:
     """Point hermes at the bridge's home; must run before ``run_agent`` is imported."""
     settings.hermes_home.mkdir(parents=True, exist_ok=True)
     os.environ["HERMES_HOME"] = str(settings.hermes_home)
+    _configure_hermes(settings)
+
+
+def _configure_hermes(settings: BridgeSettings) -> None:
+    """Settings the bridge owns in ``$HERMES_HOME/config.yaml``; the rest is the operator's.
+
+    - ``skills.external_dirs``: the app's skills folder, so hermes' ``skills`` tools list
+      and load the same skills the composer offers.
+    - ``security.tirith_enabled`` (only when unset): hermes' optional command scanner
+      fetches its binary from the internet in the background; its pattern guards (which
+      raise our approvals) run either way.
+    """
+    import yaml  # a hermes dependency
+
+    path = settings.hermes_home / "config.yaml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+    config = config if isinstance(config, dict) else {}
+    before = yaml.safe_dump(config, sort_keys=True)
+    skills = config.setdefault("skills", {}) if isinstance(config.get("skills", {}), dict) else {}
+    if settings.skills_dir is not None:
+        skills["external_dirs"] = [str(settings.skills_dir)]
+        config["skills"] = skills
+    security = config.setdefault("security", {})
+    if isinstance(security, dict):
+        security.setdefault("tirith_enabled", False)
+    if yaml.safe_dump(config, sort_keys=True) != before:
+        path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

@@ -24,6 +24,11 @@ class EventType(StrEnum):
     TODO_UPDATE = "todo_update"
     CLARIFY_REQUEST = "clarify_request"
     CLARIFY_RESOLVED = "clarify_resolved"
+    # A dangerous step waits for the person: `clarify_id` (the pause's id, as for a
+    # question), `command`, hermes' `description` of the danger, `choices` (of
+    # once/session/always/deny); resolved with the `answer` chosen (deny when stopped).
+    APPROVAL_REQUEST = "approval_request"
+    APPROVAL_RESOLVED = "approval_resolved"
     CONTEXT_COMPACTED = "context_compacted"
     RUN_COMPLETED = "run_completed"
     RUN_FAILED = "run_failed"
@@ -33,6 +38,8 @@ class EventType(StrEnum):
     BRIDGE_LINK = "bridge_link"
 
 
+PAUSE_REQUESTS = frozenset({EventType.CLARIFY_REQUEST, EventType.APPROVAL_REQUEST})
+PAUSE_RESOLUTIONS = frozenset({EventType.CLARIFY_RESOLVED, EventType.APPROVAL_RESOLVED})
 TERMINAL_EVENTS = frozenset({EventType.RUN_COMPLETED, EventType.RUN_FAILED, EventType.RUN_STOPPED})
 
 
@@ -40,7 +47,7 @@ class RunState(StrEnum):
     """A run's state, as the bridge reports it and the reducer derives it."""
 
     RUNNING = "running"
-    WAITING_INPUT = "waiting_input"  # blocked on a question to the person
+    WAITING_INPUT = "waiting_input"  # blocked on a question or an approval
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     STOPPED = "stopped"

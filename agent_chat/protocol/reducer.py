@@ -32,9 +32,13 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Clarify:
+    """A pending pause: a question, or (kind "approval") a command waiting for consent."""
+
     clarify_id: str
-    question: str
+    question: str  # for an approval: the command
     choices: tuple[str, ...] = ()
+    kind: str = "clarify"
+    description: str = ""  # for an approval: why it is dangerous
 
 
 @dataclass(frozen=True)
@@ -220,13 +224,17 @@ def _todo_update(view: RunView, e: dict, ts: float | None) -> RunView:
 
 
 def _clarify_request(view: RunView, e: dict, ts: float | None) -> RunView:
+    approval = e.get("type") == EventType.APPROVAL_REQUEST
     clarify = Clarify(
         clarify_id=str(e.get("clarify_id") or ""),
-        question=str(e.get("question") or ""),
+        question=str((e.get("command") if approval else None) or e.get("question") or ""),
         choices=tuple(str(c) for c in (e.get("choices") or [])),
+        kind="approval" if approval else "clarify",
+        description=str(e.get("description") or "") if approval else "",
     )
     view = replace(view, clarify=clarify, state=RunState.WAITING_INPUT, status_priority=-1)
-    return _set_status(view, "Waiting for your answer", PRIORITY_TOOL)
+    status = "Waiting for your approval" if approval else "Waiting for your answer"
+    return _set_status(view, status, PRIORITY_TOOL)
 
 
 def _clarify_resolved(view: RunView, e: dict, ts: float | None) -> RunView:
@@ -274,7 +282,13 @@ def _finish(state: str):
 
 
 _CLOSES_REASONING = frozenset(
-    {EventType.TEXT_BREAK, EventType.STEP, EventType.TOOL_START, EventType.CLARIFY_REQUEST}
+    {
+        EventType.TEXT_BREAK,
+        EventType.STEP,
+        EventType.TOOL_START,
+        EventType.CLARIFY_REQUEST,
+        EventType.APPROVAL_REQUEST,
+    }
 )
 
 _HANDLERS = {
@@ -290,6 +304,8 @@ _HANDLERS = {
     EventType.TODO_UPDATE: _todo_update,
     EventType.CLARIFY_REQUEST: _clarify_request,
     EventType.CLARIFY_RESOLVED: _clarify_resolved,
+    EventType.APPROVAL_REQUEST: _clarify_request,
+    EventType.APPROVAL_RESOLVED: _clarify_resolved,
     EventType.CONTEXT_COMPACTED: _context_compacted,
     EventType.BRIDGE_LINK: _bridge_link,
     EventType.RUN_COMPLETED: _finish(RunState.SUCCEEDED),

@@ -90,7 +90,7 @@ def test_nothing_is_emitted_after_the_terminal_event() -> None:
 def test_pool_reuses_per_session_rebuilds_for_other_model_and_evicts_lru() -> None:
     built: list[tuple[str, str]] = []
 
-    def factory(session_id: str, model: ModelSpec) -> object:
+    def factory(session_id: str, model: ModelSpec, profile: str) -> object:
         built.append((session_id, model.model))
         return object()
 
@@ -111,6 +111,21 @@ def test_pool_reuses_per_session_rebuilds_for_other_model_and_evicts_lru() -> No
     assert built[-1] == ("s1", "b")
 
 
+def test_pool_builds_a_new_agent_for_another_tool_profile() -> None:
+    built: list[str] = []
+
+    def factory(session_id: str, model: ModelSpec, profile: str) -> object:
+        built.append(profile)
+        return object()
+
+    pool = AgentPool(factory, size=2)
+    model = ModelSpec(base_url="http://m/v1", model="a")
+    chat = pool.acquire("s1", model, "chat")
+    pool.release("s1", chat)
+    work = pool.acquire("s1", model, "workspace")
+    assert work is not chat and built == ["chat", "workspace"]
+
+
 def test_settings_come_from_the_environment() -> None:
     settings = load_bridge_settings(
         {
@@ -124,10 +139,19 @@ def test_settings_come_from_the_environment() -> None:
     )
     assert str(settings.hermes_home) == "/tmp/hh" and settings.token == "tok"
     assert settings.max_active_runs == 2 and settings.agent_pool_size == 3
-    assert settings.toolsets == ["todo", "clarify", "memory", "web", "terminal"]
+    assert settings.toolsets == ["todo", "clarify", "memory", "skills", "web", "terminal"]
+    assert settings.tool_profiles == ("chat",)
     assert settings.keepalive_interval_s == 0.5
     defaults = load_bridge_settings({})
     assert defaults.max_active_runs == 5 and defaults.agent_pool_size == 8
+    both = load_bridge_settings({"AGENT_CHAT_TOOL_PROFILES": "chat, workspace"})
+    assert both.tool_profiles == ("chat", "workspace")
+    assert both.toolsets_for("workspace") == [
+        *["todo", "clarify", "memory", "skills"],
+        *["file", "terminal", "code_execution"],
+    ]
+    with pytest.raises(ValueError, match="unknown profile 'shell'"):
+        load_bridge_settings({"AGENT_CHAT_TOOL_PROFILES": "chat,shell"})
     assert defaults.hermes_home.parts[-2:] == ("data", "hermes")
     with pytest.raises(ValueError, match="AGENT_CHAT_MAX_ACTIVE_RUNS"):
         load_bridge_settings({"AGENT_CHAT_MAX_ACTIVE_RUNS": "many"})

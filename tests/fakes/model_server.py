@@ -29,6 +29,9 @@ line, and the newer message decides. A base URL ``http://host:port/fault/<keywor
 ``+``) applies them to every chat request through it whatever the message says, while the
 models list stays healthy: for probing an endpoint that lists models but cannot answer.
 - a summarization prompt (hermes' context compression): a short summary.
+- ``CALL <tool> <json arguments>`` lines: those tool calls, one per request in order (the
+  n-th after n tool results since the user's message), then ``Tool <name> done. Result:
+  <the last tool result, cut to 400 characters>``: real tool calls for any hermes tool.
 
 Run it with ``python -m tests.fakes.model_server --port N``, or in-process with
 ``running_fake_model()``.
@@ -193,6 +196,28 @@ def _tool_name_for(messages: list[dict[str, Any]], call_id: str | None) -> str |
     return None
 
 
+CALL_LINE = re.compile(r"^\s*CALL\s+(\w+)\s+(\{.*\})\s*$", re.MULTILINE)
+
+
+def _scripted_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
+    calls = []
+    for name, raw in CALL_LINE.findall(text):
+        try:
+            calls.append((name, json.loads(raw)))
+        except ValueError:
+            continue
+    return calls
+
+
+def _tool_results_since_user(messages: list[dict[str, Any]]) -> int:
+    count = 0
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        count += message.get("role") == "tool"
+    return count
+
+
 def plan_reply(messages: list[dict[str, Any]], default_delay: float) -> Script:
     """Decide the scripted reply to a chat-completion request."""
     users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
@@ -205,6 +230,14 @@ def plan_reply(messages: list[dict[str, Any]], default_delay: float) -> Script:
         return Script(text=_words(SUMMARY_TEXT), token_delay=delay)
 
     last = messages[-1] if messages else {}
+    if calls := _scripted_calls(last_user):
+        done = _tool_results_since_user(messages)
+        if done < len(calls):
+            name, args = calls[done]
+            return Script(tool_name=name, tool_args=args, token_delay=delay)
+        tool = _tool_name_for(messages, last.get("tool_call_id"))
+        result = _text_of(last.get("content"))[:400]
+        return Script(text=_words(f"Tool {tool} done. Result: {result}"), token_delay=delay)
     if last.get("role") == "tool":
         tool = _tool_name_for(messages, last.get("tool_call_id"))
         if tool == "clarify":

@@ -1,0 +1,55 @@
+"""Tool profiles: the named sets of hermes toolsets an operator enables.
+
+Shared by the app (the composer's selector, what a conversation stores) and the bridge
+(which toolsets an agent is built with). `AGENT_CHAT_TOOL_PROFILES=chat,workspace` enables
+both; the default is `chat` alone, which cannot touch the machine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+CHAT = "chat"
+WORKSPACE = "workspace"
+# `skills` lets the agent list and load skills itself when none is chosen (seed 000 §2.1).
+_CHAT_TOOLSETS = ("todo", "clarify", "memory", "skills")
+TOOLSETS: dict[str, tuple[str, ...]] = {
+    CHAT: _CHAT_TOOLSETS,
+    # Files, commands and code, in the conversation's own folder, dangerous steps approved.
+    WORKSPACE: (*_CHAT_TOOLSETS, "file", "terminal", "code_execution"),
+}
+LABELS = {CHAT: "Chat", WORKSPACE: "Workspace"}
+DESCRIPTIONS = {
+    CHAT: "Plans, questions, memory and skills: nothing on the machine.",
+    WORKSPACE: "Also files, commands and code in this conversation's folder.",
+}
+
+
+def parse_profiles(raw: str) -> tuple[str, ...]:
+    """The enabled profiles in the order given (the first is the default for new
+    conversations, unless `chat` is among them); ValueError names an unknown one."""
+    names: list[str] = []
+    for part in raw.split(","):
+        name = part.strip().lower()
+        if not name:
+            continue
+        if name not in TOOLSETS:
+            known = ", ".join(TOOLSETS)
+            raise ValueError(f"AGENT_CHAT_TOOL_PROFILES: unknown profile {name!r} (known: {known})")
+        if name not in names:
+            names.append(name)
+    return tuple(names) or (CHAT,)
+
+
+def enabled_profiles(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    env = os.environ if env is None else env
+    return parse_profiles(env.get("AGENT_CHAT_TOOL_PROFILES", ""))
+
+
+def default_profile(enabled: tuple[str, ...]) -> str:
+    return CHAT if CHAT in enabled else enabled[0]
+
+
+def uses_workspace(profile: str) -> bool:
+    return profile == WORKSPACE
