@@ -9,14 +9,17 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.api import create_api
-from agent_chat.auth import login_gate
+from agent_chat.api.bearer import bearer_check
+from agent_chat.auth import login_gate_with
 from agent_chat.auth.origins import origin_guard
 from agent_chat.pages.chat import chat_page
 from agent_chat.pages.settings import models_page
+from agent_chat.pages.tokens import tokens_page
 from agent_chat.services import services, start_services, stop_services
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
+from agent_chat.state.tokens import TokensState
 
 
 def _tab_connected(token: str) -> bool:
@@ -36,10 +39,14 @@ async def services_lifespan():
 
 app = rx.App(
     stylesheets=["/styles.css", "/memory.css"],
-    # The export endpoint, served on the app's port (the storage exists once services start),
-    # the login gate around everything, and outermost the Host/Origin guard (applied in
-    # order: the last wraps the rest).
-    api_transformer=[create_api(lambda: services().storage), login_gate, origin_guard],
+    # The HTTP API, served on the app's port (the services exist once they start), the
+    # login gate around everything (a session cookie, or a personal API token for /api/*),
+    # and outermost the Host/Origin guard (applied in order: the last wraps the rest).
+    api_transformer=[
+        create_api(services),
+        login_gate_with(bearer_check(lambda: services().storage)),
+        origin_guard,
+    ],
 )
 app.register_lifespan_task(services_lifespan)
 app.add_page(
@@ -56,4 +63,10 @@ app.add_page(
     route=routes.SETTINGS_MODELS,
     on_load=[ModelsState.load, ModelsState.new],
     title="Models · Agent Chat",
+)
+app.add_page(
+    tokens_page,
+    route=routes.SETTINGS_TOKENS,
+    on_load=TokensState.load,
+    title="API tokens · Agent Chat",
 )

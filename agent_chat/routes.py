@@ -3,7 +3,27 @@
 INDEX = "/"
 CHAT = "/chat/[session_id]"
 SETTINGS_MODELS = "/settings/models"
-EXPORT_API = "/api/chat/sessions/{session_uuid}/export"
+SETTINGS_TOKENS = "/settings/tokens"
+EXPORT_API = "/api/chat/sessions/{session_id}/export"
+
+# The HTTP API (seed 000 §4.2; agent_chat/api/).
+API_DOCS = "/api/docs"
+API_OPENAPI = "/api/openapi.json"
+API_SESSIONS = "/api/chat/sessions"
+API_SESSION = "/api/chat/sessions/{session_id}"
+API_SESSION_RESET = "/api/chat/sessions/{session_id}/reset"
+API_SESSION_MESSAGES = "/api/chat/sessions/{session_id}/messages"
+API_SESSION_RUNS = "/api/chat/sessions/{session_id}/runs"
+API_RUN_STREAM = "/api/chat/runs/{run_id}/stream"
+API_RUN_STATE = "/api/chat/runs/{run_id}/state"
+API_RUN_RESUME = "/api/chat/runs/{run_id}/resume"
+API_RUN_STOP = "/api/chat/runs/{run_id}/stop"
+API_MESSAGE = "/api/chat/messages/{message_id}"
+API_MESSAGE_REGENERATE = "/api/chat/messages/{message_id}/regenerate"
+API_MESSAGE_VERSIONS = "/api/chat/messages/{message_id}/versions"
+API_MESSAGE_ACTIVATE = "/api/chat/messages/{message_id}/activate"
+API_MODELS = "/api/models"
+API_SKILLS = "/api/skills"
 
 
 def chat_url(session_uuid: str) -> str:
@@ -11,4 +31,4 @@ def chat_url(session_uuid: str) -> str:
 
 
 def export_url(session_uuid: str, fmt: str, branch: str = "active") -> str:
-    return EXPORT_API.format(session_uuid=session_uuid) + f"?format={fmt}&branch={branch}"
+    return EXPORT_API.format(session_id=session_uuid) + f"?format={fmt}&branch={branch}"

@@ -37,6 +37,7 @@ from agent_chat.auth.gate import (
     LoginConfig,
     LoginGate,
     login_gate,
+    login_gate_with,
 )
 from agent_chat.auth.page import login_page
 from agent_chat.auth.paths import (
@@ -87,6 +88,7 @@ __all__ = [
     "is_public",
     "load_or_create_secret",
     "login_gate",
+    "login_gate_with",
     "login_page",
     "login_url",
     "rate_limit_message",

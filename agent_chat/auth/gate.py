@@ -7,7 +7,7 @@ import hmac
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from agent_chat.auth.paths import (
 )
 from agent_chat.auth.rate_limit import LoginRateLimiter, rate_limit_message
 from agent_chat.auth.request_helpers import (
+    bearer_token,
     client_address,
     is_https,
     read_cookie,
@@ -45,6 +46,9 @@ from agent_chat.config import DATA_DIR, Settings, load_settings
 log = logging.getLogger(__name__)
 
 COOKIE_NAME = "agent_chat_session"
+# `Authorization: Bearer <token>` opens the HTTP API (`/api/*`) too: personal API tokens,
+# checked by a callable the app gives (it owns the database), e.g. for scripts and the CLI.
+BearerCheck = Callable[[str], Awaitable[bool]]
 
 
 @dataclass(frozen=True)
@@ -80,8 +84,10 @@ class LoginGate:
         config_loader: Callable[[], LoginConfig | None] | None = None,
         limiter: LoginRateLimiter | None = None,
         clock: Callable[[], float] = time.time,
+        bearer: BearerCheck | None = None,
     ) -> None:
         self.app = app
+        self.bearer = bearer
         self._config_loader = config_loader or _config_from_environment
         self._config: LoginConfig | None = None
         self._resolved = False
@@ -112,7 +118,9 @@ class LoginGate:
             await self.app(scope, receive, send)
             return
         expires = self._session_expiry(config, scope)
-        if expires is None:
+        if expires is None and await self._bearer_ok(scope):
+            await self.app(scope, receive, send)
+        elif expires is None:
             await self._refuse(scope, receive, send)
         elif scope["type"] == "websocket":
             await self._expiring_websocket(scope, receive, send, expires)
@@ -122,6 +130,13 @@ class LoginGate:
     def _session_expiry(self, config: LoginConfig, scope: Scope) -> int | None:
         token = read_cookie(scope, COOKIE_NAME)
         return session_expiry(config.key, token, now=self.clock(), max_age=config.session_seconds)
+
+    async def _bearer_ok(self, scope: Scope) -> bool:
+        """An HTTP request to `/api/*` with a valid personal API token."""
+        if self.bearer is None or scope["type"] != "http" or not scope["path"].startswith("/api/"):
+            return False
+        token = bearer_token(scope)
+        return bool(token) and await self.bearer(token)
 
     def _has_session(self, config: LoginConfig, scope: Scope) -> bool:
         return self._session_expiry(config, scope) is not None
@@ -255,3 +270,8 @@ def _config_from_environment() -> LoginConfig | None:
 def login_gate(app: ASGIApp) -> ASGIApp:
     """The `api_transformer` entry: wraps the whole backend (pages, websocket, API)."""
     return LoginGate(app)
+
+
+def login_gate_with(bearer: BearerCheck) -> Callable[[ASGIApp], ASGIApp]:
+    """`login_gate`, also letting `/api/*` requests in with a token `bearer` accepts."""
+    return lambda app: LoginGate(app, bearer=bearer)

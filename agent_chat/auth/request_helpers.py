@@ -25,6 +25,16 @@ def read_cookie(scope: Scope, name: str) -> str | None:
     return None
 
 
+def bearer_token(scope: Scope) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header, if any."""
+    for key, value in scope.get("headers") or ():
+        if key == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
 def client_address(scope: Scope) -> str:
     client = scope.get("client")
     return client[0] if client else "unknown"

@@ -170,3 +170,23 @@ class RunPause(SQLModel, table=True):
     answer: str | None = Field(default=None, sa_type=Text)
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     answered_at: datetime | None = Field(default=None, sa_type=DateTime)
+
+
+class ApiToken(SQLModel, table=True):
+    """A personal API token for `Authorization: Bearer` (HTTP API, CLI). Only the SHA-256
+    of the token is stored; the token itself is shown once, when it is made."""
+
+    __tablename__ = "api_token"
+    __table_args__ = (
+        UniqueConstraint("token_hash", name="uq_api_token_token_hash"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    token_hash: str
+    # The first characters of the token, to tell tokens apart in the list.
+    prefix: str
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    last_used_at: datetime | None = Field(default=None, sa_type=DateTime)
+    revoked_at: datetime | None = Field(default=None, sa_type=DateTime)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from agent_chat import routes
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
 from agent_chat.rows import ModelRow
@@ -196,6 +197,11 @@ def models_page() -> rx.Component:
                     rx.text("No model yet: add one below.", color_scheme="gray"),
                 ),
                 _form(),
+                rx.link(
+                    "API tokens (HTTP API, command line) →",
+                    href=routes.SETTINGS_TOKENS,
+                    custom_attrs=tid("tokens-link"),
+                ),
                 class_name="settings-column",
                 spacing="4",
             ),

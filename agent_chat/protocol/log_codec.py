@@ -44,13 +44,15 @@ def merge_rows(first: LogRow, second: LogRow) -> LogRow | None:
     """Merge `second` into `first` if both are consecutive deltas of one kind, else None.
 
     The merged row keeps the first seq (its key) and records the last one in `seq_to`, so
-    coverage of every seq stays checkable.
+    coverage of every seq stays checkable, and each seq's text length in `seq_lens`, so a
+    reader resuming after a seq inside the row gets only the text after it (`text_after`).
     """
     if first.kind != second.kind or first.kind not in MERGEABLE_KINDS:
         return None
     meta = json.loads(first.meta_json) if first.meta_json else {}
     if second.seq != meta.get("seq_to", first.seq) + 1:
         return None
+    meta["seq_lens"] = [*meta.get("seq_lens", [len(first.content)]), len(second.content)]
     meta["seq_to"] = second.seq
     return LogRow(
         seq=first.seq,
@@ -65,6 +67,7 @@ def row_to_event(seq: int, kind: str, content: str, meta_json: str | None) -> di
     """The event a row stands for, shaped like a live event for `reducer.apply`."""
     meta = json.loads(meta_json) if meta_json else {}
     last_seq = meta.pop("seq_to", seq)
+    meta.pop("seq_lens", None)
     event = {"type": kind, **meta, "seq": last_seq}
     if kind in MERGEABLE_KINDS:
         event["text"] = content
@@ -83,3 +86,18 @@ def seqs_covered(seq: int, meta_json: str | None) -> range:
     """The event seqs one stored row covers."""
     meta = json.loads(meta_json) if meta_json else {}
     return range(seq, int(meta.get("seq_to", seq)) + 1)
+
+
+def text_after(seq: int, content: str, meta_json: str | None, after_seq: int) -> str | None:
+    """The text of a (merged) delta row that comes after `after_seq`, or None when the row
+    does not record its per-seq lengths (rows merged before `seq_lens` existed)."""
+    meta = json.loads(meta_json) if meta_json else {}
+    last = int(meta.get("seq_to", seq))
+    if after_seq < seq:
+        return content
+    if after_seq >= last:
+        return ""
+    lens = meta.get("seq_lens")
+    if not isinstance(lens, list) or len(lens) != last - seq + 1:
+        return None
+    return content[sum(lens[: after_seq - seq + 1]) :]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from uuid import uuid4
 
 import httpx
@@ -19,7 +20,7 @@ from tests.export.conversation import API_KEY, build_conversation, db_messages
 @pytest.fixture
 def client(engine: Engine) -> httpx.AsyncClient:
     storage = Storage(engine)
-    transport = httpx.ASGITransport(app=create_api(lambda: storage))
+    transport = httpx.ASGITransport(app=create_api(lambda: SimpleNamespace(storage=storage)))
     return httpx.AsyncClient(transport=transport, base_url="http://test")
 
 
@@ -93,9 +94,9 @@ async def test_export_endpoint_answers_422_naming_the_allowed_values(
         bad_format = await client.get(_url(conv.uuid, "pdf"))
         bad_branch = await client.get(_url(conv.uuid, "md", "some"))
     assert bad_format.status_code == 422
-    assert bad_format.json() == {"detail": "format must be one of: md, json (got 'pdf')"}
+    assert bad_format.json()["detail"] == "format must be one of: md, json (got 'pdf')"
     assert bad_branch.status_code == 422
-    assert bad_branch.json() == {"detail": "branch must be one of: active, all (got 'some')"}
+    assert bad_branch.json()["detail"] == "branch must be one of: active, all (got 'some')"
 
 
 async def test_no_export_contains_the_model_api_key(

@@ -1,0 +1,49 @@
+"""The app's HTTP API (seed 000 §4.2), served on the app's port next to the Reflex pages
+(mounted through `rx.App(api_transformer=...)`, inside the login gate and the Host/Origin
+guard). One module per group of endpoints; all of them call the same store functions and
+the same `RunManager` as the page, through `get_backend()` (the app's `services()`).
+
+OpenAPI 3 at `/api/openapi.json`, Swagger UI at `/api/docs` (served from the
+`swagger-ui-bundle` package: no CDN, the page's Content-Security-Policy allows it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastapi import FastAPI
+
+from agent_chat import routes
+from agent_chat.api import catalog, docs, errors, export, runs, sessions, stream, versions
+from agent_chat.api.deps import Backend
+from agent_chat.api.export import content_disposition
+
+__all__ = ["create_api", "content_disposition"]
+
+DESCRIPTION = """\
+Sessions, runs with a resumable Server-Sent Events stream, answers to the agent's
+questions, message versions, models and skills: everything the page does.
+
+Errors are JSON: `{"error": {"code", "message", "fields"?}, "detail": message}`.
+With a password set (`AGENT_CHAT_PASSWORD`), send the login cookie or
+`Authorization: Bearer <token>` (personal API tokens: Settings → API tokens).
+"""
+
+
+def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
+    """The API app; `get_backend` is called per request (the app's services start later)."""
+    api = FastAPI(
+        title="Agent Chat API",
+        version="1.0.0",
+        description=DESCRIPTION,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=routes.API_OPENAPI,
+        responses=errors.COMMON_RESPONSES,
+    )
+    api.state.get_backend = get_backend
+    errors.install(api)
+    for module in (sessions, export, runs, stream, versions, catalog):
+        api.include_router(module.router)
+    docs.install(api)
+    return api

@@ -1,0 +1,25 @@
+"""What the endpoints reach: the app's storage, RunManager and settings (`services()`),
+looked up per request because the services start after the API is built."""
+
+from __future__ import annotations
+
+from typing import Annotated, Protocol
+
+from fastapi import Depends, Request
+
+from agent_chat.config import Settings
+from agent_chat.runs.manager import RunManager
+from agent_chat.runs.storage import Storage
+
+
+class Backend(Protocol):
+    storage: Storage
+    runs: RunManager
+    settings: Settings
+
+
+def backend(request: Request) -> Backend:
+    return request.app.state.get_backend()
+
+
+Svc = Annotated[Backend, Depends(backend)]

@@ -1,0 +1,190 @@
+"""Runs (seed 000 §4.2.2): start one, its state, answer its question, stop it. The stream
+is `stream.py`. Every command is the page's RunManager command (state/live.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+
+from fastapi import APIRouter
+
+from agent_chat import routes
+from agent_chat.api.deps import Backend, Svc
+from agent_chat.api.errors import ApiError, not_found, responses
+from agent_chat.api.schemas import Accepted, ResumeBody, RunCreate, RunStarted, RunStateOut
+from agent_chat.api.sessions import require_session, usable_skills
+from agent_chat.api.views import pending_out
+from agent_chat.db import api_reads, model_configs
+from agent_chat.db.messages import active_branch
+from agent_chat.db.models import MessageStatus
+from agent_chat.protocol.events import RunState
+from agent_chat.runs.client import BridgeError
+from agent_chat.runs.manager import RunRefused, StartedRun
+
+router = APIRouter(tags=["runs"])
+
+FINAL_STATES = {
+    MessageStatus.SUCCESS.value: RunState.SUCCEEDED,
+    MessageStatus.FAILED.value: RunState.FAILED,
+    MessageStatus.STOPPED.value: RunState.STOPPED,
+}
+
+
+def check_message(svc: Backend, text: str) -> None:
+    """The page's message rules, with the status a client expects (422 empty, 413 long)."""
+    limit = svc.settings.max_message_chars
+    if len(text) > limit:
+        raise ApiError(
+            413,
+            f"The message has {len(text):,} characters; the limit is {limit:,}.",
+            code="message_too_long",
+        )
+    try:
+        svc.runs.validate_message(text)
+    except RunRefused as exc:
+        raise ApiError(422, str(exc), fields={"message": str(exc)}) from exc
+
+
+def check_can_start(svc: Backend, session_uuid: str) -> None:
+    """409 while the conversation runs, 429 at the run limit (RunManager checks again)."""
+    if svc.runs.live_for_session(session_uuid):
+        raise ApiError(
+            409,
+            "This conversation is still running. Wait for the answer or stop it first.",
+            code="run_active",
+        )
+    working = sum(1 for s in svc.runs.session_states().values() if s == "running")
+    if working >= svc.settings.max_active_runs:
+        raise ApiError(
+            429,
+            f"{working} conversations are running, the limit is "
+            f"{svc.settings.max_active_runs}. Wait for one to finish or stop one.",
+            code="too_many_runs",
+            headers={"Retry-After": "5"},
+        )
+
+
+async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunStarted:
+    try:
+        run = await command
+    except RunRefused as exc:
+        raise ApiError(409, str(exc), code="refused") from exc
+    new_id = run.user_message_id if new_version == "user" else run.assistant_message_id
+    return RunStarted(
+        run_id=run.run_id,
+        message_id=run.assistant_message_id,
+        user_message_id=run.user_message_id,
+        new_message_id=new_id,
+    )
+
+
+@router.post(
+    routes.API_SESSION_RUNS,
+    status_code=201,
+    response_model=RunStarted,
+    responses=responses(404, 409, 413, 429),
+)
+async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
+    """Ask: the message joins the active branch and a run answers it (follow it with the
+    stream). `parentMessageId`, if given, must be the branch's last message."""
+    chat = await require_session(svc, session_id)
+    check_message(svc, body.message)
+    if body.model_id is not None:
+        model = await svc.storage.call(model_configs.get_model, model_id=body.model_id)
+        if model is None:
+            raise ApiError(
+                422, f"There is no model {body.model_id}.", fields={"modelId": "unknown"}
+            )
+    if body.skill_folder is not None and body.skill_folder not in usable_skills(svc):
+        raise ApiError(
+            422,
+            f"There is no usable skill {body.skill_folder!r}.",
+            fields={"skillFolder": "unknown"},
+        )
+    check_can_start(svc, session_id)
+    if body.parent_message_id is not None:
+        branch = await svc.storage.call(active_branch, chat_session_id=chat.id)
+        leaf = branch[-1].id if branch else None
+        if body.parent_message_id != leaf:
+            raise ApiError(
+                409,
+                f"Message {body.parent_message_id} is not the end of the active branch "
+                f"(that is {leaf}): activate its version first, or edit a message.",
+                code="not_branch_end",
+            )
+    return await started(
+        svc.runs.send(
+            session_uuid=session_id,
+            text=body.message,
+            model_id=body.model_id,
+            skill_folder=body.skill_folder,
+        ),
+        new_version="assistant",
+    )
+
+
+async def require_run(svc: Backend, run_id: str) -> api_reads.RunInfo:
+    info = await svc.storage.call(api_reads.run_info, run_id=run_id)
+    if info is None:
+        raise not_found(f"Run {run_id!r}")
+    return info
+
+
+def run_status(svc: Backend, info: api_reads.RunInfo) -> RunState:
+    if svc.runs.live(info.message.run_id) is not None:
+        waiting = svc.runs.session_states().get(info.session_uuid) == "waiting"
+        return RunState.WAITING_INPUT if waiting else RunState.RUNNING
+    if info.message.status in FINAL_STATES:
+        return FINAL_STATES[info.message.status]
+    # Stored as running but not followed here (the app is re-attaching): still going.
+    return RunState.WAITING_INPUT if info.pause is not None else RunState.RUNNING
+
+
+@router.get(routes.API_RUN_STATE, response_model=RunStateOut, responses=responses(404))
+async def run_state(svc: Svc, run_id: str) -> RunStateOut:
+    """The run's status and its pending question (or approval), e.g. after a reconnect."""
+    info = await require_run(svc, run_id)
+    status = run_status(svc, info)
+    live = svc.runs.live(run_id) is not None
+    return RunStateOut(
+        run_id=run_id,
+        session_id=info.session_uuid,
+        message_id=info.message.id,
+        status=status.value,
+        live=live,
+        last_event_id=info.last_seq,
+        error=info.message.error,
+        pending=pending_out(info.pause) if info.pause and live else None,
+    )
+
+
+@router.post(
+    routes.API_RUN_RESUME, status_code=202, response_model=Accepted, responses=responses(404, 409)
+)
+async def resume_run(svc: Svc, run_id: str, body: ResumeBody) -> Accepted:
+    """Answer the run's pending question (`clarifyId` from the state or the stream)."""
+    info = await require_run(svc, run_id)
+    if svc.runs.live(run_id) is None:
+        raise ApiError(409, "The run is not running any more.", code="run_finished")
+    if info.pause is None or info.pause.clarify_id != body.clarify_id:
+        raise ApiError(
+            409, "That question is not open (already answered, or not asked).", code="not_open"
+        )
+    try:
+        await svc.runs.answer(run_id, body.clarify_id, body.answer.strip() or body.answer)
+    except BridgeError as exc:
+        if exc.status_code == 404:
+            raise ApiError(409, "That question was already answered.", code="not_open") from exc
+        raise
+    return Accepted(run_id=run_id, status="answered")
+
+
+@router.post(
+    routes.API_RUN_STOP, status_code=202, response_model=Accepted, responses=responses(404, 409)
+)
+async def stop_run(svc: Svc, run_id: str) -> Accepted:
+    """Stop the run; the stream ends with `run_stopped`."""
+    await require_run(svc, run_id)
+    if svc.runs.live(run_id) is None:
+        raise ApiError(409, "The run is not running any more.", code="run_finished")
+    await svc.runs.stop(run_id)
+    return Accepted(run_id=run_id, status="stopping")

@@ -1,0 +1,210 @@
+"""The request and response bodies of the HTTP API (seed 000 §4.2), in camelCase.
+
+Requests forbid unknown fields (a misspelt `modelld` is a 422, not silently ignored).
+Responses never carry an API key (`ModelOut` has no field for one).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+MAX_TITLE_CHARS = 200
+MAX_ANSWER_CHARS = 20_000
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+# ---- errors ---------------------------------------------------------------------------------
+
+
+class ErrorDetail(Out):
+    code: str = Field(description="A stable, machine-readable reason, e.g. `not_found`.")
+    message: str = Field(description="What went wrong, for a person.")
+    fields: dict[str, str] | None = Field(default=None, description="Per-field problems (422).")
+
+
+class ErrorOut(Out):
+    error: ErrorDetail
+    detail: str = Field(description="The same message (what FastAPI clients read).")
+
+
+# ---- sessions -------------------------------------------------------------------------------
+
+
+class SessionCreate(Body):
+    title: str | None = Field(default=None, max_length=MAX_TITLE_CHARS)
+    model_id: int | None = Field(default=None, ge=1)
+    skill_folder: str | None = Field(default=None, max_length=200)
+
+
+class SessionCreated(Out):
+    session_id: str = Field(description="The session's UUID (as in the page's URLs).")
+    session_uuid: str
+
+
+class SessionPatch(Body):
+    title: str | None = Field(default=None, min_length=1, max_length=MAX_TITLE_CHARS)
+    model_id: int | None = Field(default=None, ge=1, description="null: the default model.")
+    skill_folder: str | None = Field(default=None, max_length=200, description="null: none.")
+    archived: bool | None = None
+
+
+class SessionOut(Out):
+    id: str = Field(description="The session's UUID.")
+    title: str
+    model_id: int | None
+    skill_folder: str | None
+    status: Literal["ACTIVE", "ARCHIVED"]
+    created_at: datetime
+    last_message_at: datetime
+    last_message_preview: str | None = None
+    has_active_run: bool = Field(description="A run is going (or waiting for an answer).")
+    waiting: bool = Field(description="A run waits for an answer to a question.")
+    unread: bool = Field(description="A run finished while nobody was looking.")
+
+
+class SessionPage(Out):
+    sessions: list[SessionOut]
+    has_more: bool
+    next_offset: int | None
+
+
+class LogOut(Out):
+    seq: int = Field(description="The event's seq (a merged text row: its last seq).")
+    seq_from: int = Field(description="The first seq the row covers.")
+    type: str
+    data: dict[str, Any]
+
+
+class MessageOut(Out):
+    id: int
+    parent_id: int | None
+    role: Literal["USER", "ASSISTANT", "SYSTEM"]
+    content: str
+    status: str
+    run_id: str | None
+    model_id: int | None
+    skill_folder: str | None
+    error: str | None
+    created_at: datetime
+    completed_at: datetime | None
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    version: int = Field(description="Its 1-based place among its versions (siblings).")
+    version_count: int
+    logs: list[LogOut] | None = Field(default=None, description="Assistant messages: the run.")
+
+
+class SessionDetail(Out):
+    session: SessionOut
+    messages: list[MessageOut]
+
+
+class MessagePage(Out):
+    messages: list[MessageOut]
+    has_more: bool
+
+
+# ---- runs -----------------------------------------------------------------------------------
+
+
+class RunCreate(Body):
+    message: str = Field(description="The question (the same size limit as the page).")
+    model_id: int | None = Field(default=None, ge=1)
+    skill_folder: str | None = Field(default=None, max_length=200)
+    parent_message_id: int | None = Field(
+        default=None,
+        ge=1,
+        description="The active branch's last message (refused with 409 if it is not).",
+    )
+
+
+class RunStarted(Out):
+    run_id: str
+    message_id: int = Field(description="The assistant message that will hold the answer.")
+    user_message_id: int
+    new_message_id: int = Field(
+        description="The new version: the assistant message (regenerate), the user message "
+        "(edit), else the assistant message."
+    )
+
+
+class PendingOut(Out):
+    kind: str = Field(description="`clarify` (a question) or another pause kind (approval).")
+    clarify_id: str
+    question: str
+    choices: list[str]
+    created_at: datetime
+
+
+class RunStateOut(Out):
+    run_id: str
+    session_id: str
+    message_id: int
+    status: Literal["running", "waiting_input", "succeeded", "failed", "stopped"]
+    live: bool = Field(description="Followed by this app now (events still come).")
+    last_event_id: int
+    error: str | None
+    pending: PendingOut | None
+
+
+class ResumeBody(Body):
+    clarify_id: str = Field(min_length=1, max_length=200)
+    answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
+
+
+class Accepted(Out):
+    run_id: str
+    status: str
+
+
+# ---- versions -------------------------------------------------------------------------------
+
+
+class MessageEdit(Body):
+    content: str
+
+
+class VersionOut(Out):
+    message_id: int
+    branch_order: int
+    is_active: bool
+    created_at: datetime
+    status: str
+    preview: str
+
+
+class VersionList(Out):
+    versions: list[VersionOut]
+
+
+# ---- models and skills ----------------------------------------------------------------------
+
+
+class ModelOut(Out):
+    id: int
+    name: str
+    model: str
+    base_url: str
+    context_length: int | None
+    is_default: bool
+    has_api_key: bool
+
+
+class SkillOut(Out):
+    folder_name: str
+    name: str
+    description: str
+    valid: bool
+    error: str | None

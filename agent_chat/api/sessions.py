@@ -1,0 +1,225 @@
+"""Sessions (seed 000 §4.2.1): create, list, read, change, delete, reset, page messages.
+
+The same store functions and RunManager commands as the page (state/sidebar.py,
+state/chat.py); a session's `{session_id}` is its UUID.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Query, Response
+from pydantic import Field
+
+from agent_chat import routes
+from agent_chat.api.deps import Backend, Svc
+from agent_chat.api.errors import ApiError, not_found, responses
+from agent_chat.api.schemas import (
+    Body,
+    MessagePage,
+    SessionCreate,
+    SessionCreated,
+    SessionDetail,
+    SessionOut,
+    SessionPage,
+    SessionPatch,
+)
+from agent_chat.api.views import message_out, session_out
+from agent_chat.db import api_reads, pauses, sessions
+from agent_chat.db.conversation import load_conversation
+from agent_chat.db.messages import active_branch, versions_of_branch
+from agent_chat.db.models import ChatSession, MessageRole
+from agent_chat.runs.manager import RunRefused
+from agent_chat.skills import list_skills
+
+router = APIRouter(tags=["sessions"])
+MAX_PAGE = 200
+
+
+def usable_skills(svc: Backend) -> list[str]:
+    return [s.folder for s in list_skills(svc.settings.skills_dir) if s.valid]
+
+
+async def require_session(svc: Backend, session_id: str) -> ChatSession:
+    chat = await svc.storage.call(sessions.get_session, session_uuid=session_id)
+    if chat is None:
+        raise not_found(f"Session {session_id!r}")
+    return chat
+
+
+def refuse_while_running(svc: Backend, session_uuid: str, action: str) -> None:
+    if svc.runs.live_for_session(session_uuid):
+        raise ApiError(
+            409, f"{action} is not possible while the agent is answering: stop the run or wait."
+        )
+
+
+async def _session_out(svc: Backend, chat: ChatSession) -> SessionOut:
+    waiting = await svc.storage.call(pauses.open_pauses_by_session)
+    preview = await svc.storage.call(api_reads.previews, session_ids=[chat.id])
+    return session_out(
+        chat,
+        state=svc.runs.session_states().get(chat.session_uuid, ""),
+        waiting=bool(waiting.get(chat.id)),
+        preview=preview.get(chat.id),
+    )
+
+
+@router.post(
+    routes.API_SESSIONS, status_code=201, response_model=SessionCreated, responses=responses(422)
+)
+async def create_session(svc: Svc, body: SessionCreate | None = None) -> SessionCreated:
+    """A new, empty conversation."""
+    body = body or SessionCreate()
+    chat = await svc.storage.call(
+        api_reads.create_session,
+        title=body.title or "",
+        model_id=body.model_id,
+        skill_folder=body.skill_folder,
+        known_skills=usable_skills(svc),
+    )
+    return SessionCreated(session_id=chat.session_uuid, session_uuid=chat.session_uuid)
+
+
+@router.get(routes.API_SESSIONS, response_model=SessionPage)
+async def list_sessions(
+    svc: Svc,
+    limit: int = Query(50, ge=1, le=MAX_PAGE),
+    offset: int = Query(0, ge=0, le=1_000_000),
+    archived: bool = Query(False, description="Include archived sessions."),
+    search: str | None = Query(None, max_length=200),
+) -> SessionPage:
+    """Sessions, most recent activity first, with their run state (as the sidebar)."""
+    rows = await svc.storage.call(
+        sessions.list_sessions,
+        limit=limit + 1,
+        offset=offset,
+        include_archived=archived,
+        search=search,
+    )
+    shown = rows[:limit]
+    waiting = await svc.storage.call(pauses.open_pauses_by_session)
+    previews = await svc.storage.call(api_reads.previews, session_ids=[c.id for c in shown])
+    states = svc.runs.session_states()
+    has_more = len(rows) > limit
+    return SessionPage(
+        sessions=[
+            session_out(
+                c,
+                state=states.get(c.session_uuid, ""),
+                waiting=bool(waiting.get(c.id)),
+                preview=previews.get(c.id),
+            )
+            for c in shown
+        ],
+        has_more=has_more,
+        next_offset=offset + limit if has_more else None,
+    )
+
+
+@router.get(routes.API_SESSION, response_model=SessionDetail, responses=responses(404))
+async def get_session(
+    svc: Svc,
+    session_id: str,
+    logs: bool = Query(True, description="Include each assistant message's run log."),
+) -> SessionDetail:
+    """The session and its active branch; assistant messages with their logs and versions."""
+    view = await svc.storage.call(load_conversation, session_uuid=session_id, limit=0)
+    if view is None:
+        raise not_found(f"Session {session_id!r}")
+    assistant_ids = [m.id for m in view.messages if m.role == MessageRole.ASSISTANT.value]
+    stored = await svc.storage.call(api_reads.logs_of, message_ids=assistant_ids) if logs else {}
+    messages = [
+        message_out(m, version=view.versions.get(m.id, (1, 1)), logs=stored.get(m.id))
+        for m in view.messages
+    ]
+    return SessionDetail(session=await _session_out(svc, view.chat), messages=messages)
+
+
+@router.patch(routes.API_SESSION, response_model=SessionOut, responses=responses(404, 409))
+async def update_session(svc: Svc, session_id: str, body: SessionPatch) -> SessionOut:
+    """Change the title, the model or skill for the next runs, or archive it."""
+    given = body.model_fields_set
+    await require_session(svc, session_id)
+    if given & {"model_id", "skill_folder"}:
+        refuse_while_running(svc, session_id, "Changing the model or skill")
+    kwargs: dict = {}
+    if "model_id" in given:
+        kwargs["model_id"] = body.model_id
+    if "skill_folder" in given:
+        kwargs["skill_folder"] = body.skill_folder
+    chat = await svc.storage.call(
+        api_reads.update_session,
+        session_uuid=session_id,
+        title=body.title,
+        archived=body.archived,
+        known_skills=usable_skills(svc),
+        **kwargs,
+    )
+    return await _session_out(svc, chat)
+
+
+@router.delete(
+    routes.API_SESSION, status_code=204, response_class=Response, responses=responses(404, 409)
+)
+async def delete_session(svc: Svc, session_id: str) -> Response:
+    """Delete the session with its messages and logs."""
+    await require_session(svc, session_id)
+    refuse_while_running(svc, session_id, "Deleting")
+    await svc.storage.call(sessions.delete_session, session_uuid=session_id)
+    return Response(status_code=204)
+
+
+class ResetBody(Body):
+    keep_history: Literal[True] = Field(
+        default=True, description="Messages are always kept; the agent starts afresh."
+    )
+
+
+@router.post(routes.API_SESSION_RESET, response_model=SessionOut, responses=responses(404, 409))
+async def reset_session(svc: Svc, session_id: str, body: ResetBody | None = None) -> SessionOut:
+    """A fresh agent: later runs see nothing above the RESET marker."""
+    await require_session(svc, session_id)
+    try:
+        await svc.runs.reset(session_uuid=session_id)
+    except RunRefused as exc:
+        raise ApiError(409, str(exc)) from exc
+    return await _session_out(svc, await require_session(svc, session_id))
+
+
+def _page_of_branch(*, session, session_uuid: str, before: int | None, limit: int):
+    """The active branch's `limit` messages before `before` (or the newest), with versions."""
+    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    if chat is None:
+        return None
+    branch = active_branch(session=session, chat_session_id=chat.id)
+    end = len(branch)
+    if before is not None:
+        end = next((i for i, m in enumerate(branch) if m.id == before), -1)
+        if end < 0:
+            return False
+    shown = branch[max(0, end - limit) : end]
+    versions = versions_of_branch(session=session, chat_session_id=chat.id, branch=shown)
+    return shown, versions, end - len(shown) > 0
+
+
+@router.get(routes.API_SESSION_MESSAGES, response_model=MessagePage, responses=responses(404))
+async def list_messages(
+    svc: Svc,
+    session_id: str,
+    before: int | None = Query(None, ge=1, description="A message id of the active branch."),
+    limit: int = Query(50, ge=1, le=MAX_PAGE),
+) -> MessagePage:
+    """The active branch, a page at a time, oldest first within the page."""
+    page = await svc.storage.call(
+        _page_of_branch, session_uuid=session_id, before=before, limit=limit
+    )
+    if page is None:
+        raise not_found(f"Session {session_id!r}")
+    if page is False:
+        raise not_found(f"Message {before} on the active branch")
+    shown, versions, has_more = page
+    return MessagePage(
+        messages=[message_out(m, version=versions.get(m.id, (1, 1))) for m in shown],
+        has_more=has_more,
+    )

@@ -1,0 +1,164 @@
+"""What the HTTP API reads and changes beyond the page's store functions, each in one
+transaction: list previews, logs of many messages, a run's message and question, the delta
+row a resuming stream starts in, and a session update of several fields at once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from agent_chat.db import model_configs, pauses, sessions
+from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.db.logs import list_logs
+from agent_chat.db.messages import message_by_run
+from agent_chat.db.models import (
+    ChatMessage,
+    ChatMessageLog,
+    ChatSession,
+    MessageRole,
+    RunPause,
+    SessionStatus,
+)
+
+PREVIEW_CHARS = 120
+
+
+def previews(*, session: Session, session_ids: Sequence[int]) -> dict[int, str]:
+    """Each session's newest user or assistant message, on one line, cut to 120 characters."""
+    if not session_ids:
+        return {}
+    newest = (
+        select(func.max(ChatMessage.id))
+        .where(
+            col(ChatMessage.session_id).in_(session_ids),
+            col(ChatMessage.role).in_([MessageRole.USER.value, MessageRole.ASSISTANT.value]),
+            ChatMessage.content != "",
+        )
+        .group_by(col(ChatMessage.session_id))
+    )
+    rows = session.exec(
+        select(ChatMessage.session_id, ChatMessage.content).where(col(ChatMessage.id).in_(newest))
+    ).all()
+    return {sid: " ".join(content.split())[:PREVIEW_CHARS] for sid, content in rows}
+
+
+def logs_of(*, session: Session, message_ids: Sequence[int]) -> dict[int, list[ChatMessageLog]]:
+    """The stored log rows of these messages, in seq order."""
+    if not message_ids:
+        return {}
+    query = (
+        select(ChatMessageLog)
+        .where(col(ChatMessageLog.message_id).in_(message_ids))
+        .order_by(col(ChatMessageLog.message_id), col(ChatMessageLog.seq))
+    )
+    out: dict[int, list[ChatMessageLog]] = {m: [] for m in message_ids}
+    for row in session.exec(query).all():
+        out[row.message_id].append(row)
+    return out
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    message: ChatMessage
+    session_uuid: str
+    pause: RunPause | None  # the newest unanswered question (or approval), if any
+    last_seq: int  # the last stored seq (a merged row counts up to its last seq)
+
+
+def run_info(*, session: Session, run_id: str) -> RunInfo | None:
+    message = message_by_run(session=session, run_id=run_id)
+    if message is None:
+        return None
+    chat = session.get(ChatSession, message.session_id)
+    rows = list_logs(session=session, message_id=message.id)
+    last = max((_last_seq(r) for r in rows), default=0)
+    return RunInfo(
+        message=message,
+        session_uuid=chat.session_uuid if chat else "",
+        pause=pauses.open_pause(session=session, message_id=message.id),
+        last_seq=last,
+    )
+
+
+def _last_seq(row: ChatMessageLog) -> int:
+    meta = json.loads(row.meta_json) if row.meta_json else {}
+    return int(meta.get("seq_to", row.seq))
+
+
+def row_containing(*, session: Session, run_id: str, seq: int) -> ChatMessageLog | None:
+    """The stored row of the run that covers `seq` and goes on after it (a merged delta row
+    that a stream resuming after `seq` must cut), or None."""
+    message = message_by_run(session=session, run_id=run_id)
+    if message is None or seq <= 0:
+        return None
+    query = (
+        select(ChatMessageLog)
+        .where(ChatMessageLog.message_id == message.id, col(ChatMessageLog.seq) <= seq)
+        .order_by(col(ChatMessageLog.seq).desc())
+        .limit(1)
+    )
+    row = session.exec(query).first()
+    return row if row is not None and _last_seq(row) > seq else None
+
+
+_UNSET = object()
+
+
+def update_session(
+    *,
+    session: Session,
+    session_uuid: str,
+    title: str | None = None,
+    model_id: int | None | object = _UNSET,
+    skill_folder: str | None | object = _UNSET,
+    archived: bool | None = None,
+    known_skills: Sequence[str] = (),
+) -> ChatSession:
+    """Change any of title, model, skill and archived at once (all or nothing)."""
+    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    if chat is None:
+        raise NotFound(f"Chat session {session_uuid!r} does not exist")
+    if title is not None:
+        chat = sessions.rename_session(session=session, session_uuid=session_uuid, title=title)
+    if model_id is not _UNSET or skill_folder is not _UNSET:
+        new_model = chat.model_id if model_id is _UNSET else model_id
+        new_skill = chat.skill_folder if skill_folder is _UNSET else skill_folder
+        if (
+            new_model is not None
+            and model_configs.get_model(session=session, model_id=new_model) is None
+        ):
+            raise ValidationFailed({"modelId": f"There is no model {new_model}."})
+        if new_skill is not None and new_skill not in known_skills:
+            raise ValidationFailed({"skillFolder": f"There is no usable skill {new_skill!r}."})
+        chat = sessions.set_session_model(
+            session=session, session_id=chat.id, model_id=new_model, skill_folder=new_skill
+        )
+    if archived is not None:
+        status = SessionStatus.ARCHIVED if archived else SessionStatus.ACTIVE
+        chat = sessions.set_session_status(session=session, session_id=chat.id, status=status)
+    return chat
+
+
+UNSET = _UNSET
+
+
+def create_session(
+    *,
+    session: Session,
+    title: str = "",
+    model_id: int | None = None,
+    skill_folder: str | None = None,
+    known_skills: Sequence[str] = (),
+) -> ChatSession:
+    """A new session; an unknown model or skill is refused before anything is written."""
+    if model_id is not None and model_configs.get_model(session=session, model_id=model_id) is None:
+        raise ValidationFailed({"modelId": f"There is no model {model_id}."})
+    if skill_folder is not None and skill_folder not in known_skills:
+        raise ValidationFailed({"skillFolder": f"There is no usable skill {skill_folder!r}."})
+    return sessions.create_session(
+        session=session, title=title, model_id=model_id, skill_folder=skill_folder
+    )
