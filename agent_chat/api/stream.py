@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["runs"])
 
 KEEPALIVE_SECONDS = 15.0
-RETRY_MS = 3000
+FINALISE_WAIT_SECONDS = 10.0
 
 
 def sse(event: RunEvent, data: dict[str, Any], run_id: str) -> str:
@@ -77,7 +77,6 @@ async def events(
     subscription: Subscription, run_id: str, resume: Resume, keepalive: float
 ) -> AsyncIterator[str]:
     try:
-        yield f"retry: {RETRY_MS}\n\n"
         while True:
             try:
                 event = await asyncio.wait_for(anext(subscription), keepalive)
@@ -88,11 +87,25 @@ async def events(
                 return
             if event.seq and event.seq <= resume.after:
                 continue
-            yield sse(event, resume.data(event), run_id)
             if event.is_terminal:
+                # The app stores the outcome, then ends the subscription: waiting for that
+                # means a client that got the terminal event finds the answer stored and
+                # the conversation free for its next question.
+                await _until_end(subscription, FINALISE_WAIT_SECONDS)
+                yield sse(event, resume.data(event), run_id)
                 return
+            yield sse(event, resume.data(event), run_id)
     finally:
         subscription.close()
+
+
+async def _until_end(subscription: Subscription, timeout: float) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            async for _ in subscription:
+                pass
+    except TimeoutError:
+        log.warning("a run's subscription did not end %.0f s after its terminal event", timeout)
 
 
 def _resume_point(header: str | None, query: int | None) -> int:

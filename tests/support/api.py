@@ -1,0 +1,110 @@
+"""Driving the app's HTTP API in tests: a session, a run, its SSE stream read with httpx-sse."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from httpx_sse import connect_sse
+
+TERMINAL = {"run_completed", "run_failed", "run_stopped"}
+
+
+@dataclass
+class Event:
+    id: int | None
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass
+class Read:
+    events: list[Event] = field(default_factory=list)
+    status: int = 0
+    content_type: str = ""
+
+    def ids(self) -> list[int]:
+        return [e.id for e in self.events if e.id is not None]
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    def text(self) -> str:
+        return "".join(e.data.get("text", "") for e in self.events if e.type == "text_delta")
+
+    def last(self) -> Event:
+        return self.events[-1]
+
+    def first(self, type_: str) -> Event:
+        found = [e for e in self.events if e.type == type_]
+        assert found, f"no {type_} in {self.types()}"
+        return found[0]
+
+
+def read_stream(
+    client: httpx.Client,
+    run_id: str,
+    *,
+    last_event_id: int | None = None,
+    query: int | None = None,
+    until: str | None = None,
+    max_events: int | None = None,
+) -> Read:
+    """Read the run's stream until it ends (or `until` came, or `max_events` were read:
+    then the connection is dropped, as a client that goes away)."""
+    headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
+    params = {"lastEventId": str(query)} if query is not None else {}
+    read = Read()
+    url = f"/api/chat/runs/{run_id}/stream"
+    with connect_sse(client, "GET", url, headers=headers, params=params) as source:
+        read.status = source.response.status_code
+        read.content_type = source.response.headers.get("content-type", "")
+        if read.status != 200:
+            return read
+        for sse in source.iter_sse():
+            event = Event(int(sse.id) if sse.id else None, sse.event, json.loads(sse.data))
+            read.events.append(event)
+            if event.type == until or (max_events and len(read.events) >= max_events):
+                break
+    return read
+
+
+def new_session(client: httpx.Client, **body: Any) -> str:
+    response = client.post("/api/chat/sessions", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()["sessionId"]
+
+
+def start_run(client: httpx.Client, session_id: str, message: str, **body: Any) -> dict:
+    response = client.post(
+        f"/api/chat/sessions/{session_id}/runs", json={"message": message, **body}
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def ask(client: httpx.Client, session_id: str, message: str) -> tuple[dict, Read]:
+    """Start a run and read its stream to the end."""
+    run = start_run(client, session_id, message)
+    return run, read_stream(client, run["runId"])
+
+
+def wait_state(client: httpx.Client, run_id: str, status: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = client.get(f"/api/chat/runs/{run_id}/state").json()
+        if state["status"] == status:
+            return state
+        assert time.monotonic() < deadline, f"run {run_id} is {state}, not {status}"
+        time.sleep(0.1)
+
+
+def wait_idle(client: httpx.Client, session_id: str, timeout: float = 60) -> None:
+    """Until the session has no run any more (the app finalised the last one)."""
+    deadline = time.monotonic() + timeout
+    while client.get(f"/api/chat/sessions/{session_id}").json()["session"]["hasActiveRun"]:
+        assert time.monotonic() < deadline, f"session {session_id} still has a run"
+        time.sleep(0.1)
