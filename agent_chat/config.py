@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_chat.tool_profiles import enabled_profiles
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = PROJECT_ROOT / "data"
 
@@ -36,6 +38,8 @@ class Settings:
     password: str | None = None
     secret: str | None = None  # signs session cookies; else data/secret_key is used
     session_hours: float = DEFAULT_SESSION_HOURS
+    # Tool profiles the operator enabled (agent_chat/tool_profiles.py), Chat by default.
+    tool_profiles: tuple[str, ...] = ("chat",)
 
 
 def _int(name: str, default: int | None) -> int | None:
@@ -97,4 +101,5 @@ def load_settings() -> Settings:
         password=env("AGENT_CHAT_PASSWORD") or None,
         secret=env("AGENT_CHAT_SECRET") or None,
         session_hours=_positive_float("AGENT_CHAT_SESSION_HOURS", DEFAULT_SESSION_HOURS),
+        tool_profiles=enabled_profiles(),
     )

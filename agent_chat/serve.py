@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 import httpx
 
 from agent_chat.config import PROJECT_ROOT, load_settings
+from agent_chat.tool_profiles import exposure_problem
 
 log = logging.getLogger("agent_chat.serve")
 
@@ -121,6 +122,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--env", default="prod", choices=["prod", "dev"])
     args = parser.parse_args(argv)
 
+    problem = exposure_problem(settings.tool_profiles, settings.app_host, settings.password)
+    if problem:
+        raise SystemExit(problem)
     bridge_token(os.environ)  # before either process starts: both inherit it
     bridge = start_bridge(settings.bridge_url)
     app_cmd = [sys.executable, "-m", "reflex", "run", "--env", args.env]

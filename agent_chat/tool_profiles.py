@@ -53,3 +53,19 @@ def default_profile(enabled: tuple[str, ...]) -> str:
 
 def uses_workspace(profile: str) -> bool:
     return profile == WORKSPACE
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def exposure_problem(profiles: tuple[str, ...], host: str, password: str | None) -> str | None:
+    """Why the app must not start, or None: Workspace tools run commands on this machine,
+    so they are never offered beyond loopback to whoever can reach the port."""
+    if WORKSPACE not in profiles or host in LOOPBACK_HOSTS or password:
+        return None
+    return (
+        f"Refusing to start: the Workspace tool profile lets the agent run commands on this "
+        f"machine, and the app would listen on {host} without a login. Set "
+        "AGENT_CHAT_PASSWORD, listen on 127.0.0.1 (AGENT_CHAT_HOST), or remove 'workspace' "
+        "from AGENT_CHAT_TOOL_PROFILES."
+    )

@@ -378,7 +378,7 @@ def _workspace(run: Run, profile: str) -> Iterator[None]:
     if not uses_workspace(profile) or run.workspaces_root is None:
         yield
         return
-    open_workspace(run.workspaces_root, run.session_id)
+    open_workspace(run.workspaces_root, run.session_id, run.request.workspace or run.session_id)
     try:
         yield
     finally:

@@ -111,6 +111,8 @@ def _configure_hermes(settings: BridgeSettings) -> None:
 
     - ``skills.external_dirs``: the app's skills folder, so hermes' ``skills`` tools list
       and load the same skills the composer offers.
+    - ``approvals.mode`` (only when unset): ``manual``, so a person decides every dangerous
+      step; hermes' own default ``smart`` lets an auxiliary model approve commands itself.
     - ``security.tirith_enabled`` (only when unset): hermes' optional command scanner
       fetches its binary from the internet in the background; its pattern guards (which
       raise our approvals) run either way.
@@ -125,6 +127,9 @@ def _configure_hermes(settings: BridgeSettings) -> None:
     if settings.skills_dir is not None:
         skills["external_dirs"] = [str(settings.skills_dir)]
         config["skills"] = skills
+    approvals = config.setdefault("approvals", {})
+    if isinstance(approvals, dict):
+        approvals.setdefault("mode", "manual")
     security = config.setdefault("security", {})
     if isinstance(security, dict):
         security.setdefault("tirith_enabled", False)

@@ -33,11 +33,11 @@ _PATCH_PATHS = re.compile(
 )
 
 
-def open_workspace(root: Path, session_id: str) -> Path:
-    """Create the session's folder and anchor its tools there for this run."""
+def open_workspace(root: Path, session_id: str, workspace: str) -> Path:
+    """Create the conversation's folder and anchor the session's tools there for this run."""
     from tools.terminal_tool import register_task_env_overrides
 
-    folder = ensure_workspace(root, session_id)
+    folder = ensure_workspace(root, workspace)
     register_task_env_overrides(session_id, {"cwd": str(folder)})
     with _lock:
         _folders[session_id] = folder

@@ -1,4 +1,5 @@
-"""⑤ AskFor: the agent's question, choice buttons and a free-text answer."""
+"""⑤ AskFor: the agent's question, choice buttons and a free-text answer; or a dangerous
+command waiting for the person's consent (the same pause, kind "approval")."""
 
 from __future__ import annotations
 
@@ -18,9 +19,106 @@ def _choice(choice: rx.Var) -> rx.Component:
     )
 
 
+# (choice sent to the bridge, label, test id, button look)
+APPROVAL_CHOICES = (
+    ("once", "Allow once", "approval-once", "solid"),
+    ("session", "Allow for this conversation", "approval-session", "soft"),
+    ("always", "Always allow", "approval-always", "soft"),
+    ("deny", "Deny", "approval-deny", "outline"),
+)
+
+
+def _approval_button(choice: str, label: str, test_id: str, variant: str) -> rx.Component:
+    return rx.cond(
+        LiveState.choices.contains(choice),
+        rx.button(
+            label,
+            variant=variant,
+            color_scheme="red" if choice == "deny" else None,
+            on_click=LiveState.answer_question(choice),
+            disabled=LiveState.answer_sending,
+            min_height="40px",
+            custom_attrs=tid(test_id),
+        ),
+    )
+
+
+def _approval_card() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.icon("shield-alert", size=18, color=rx.color("red", 10)),
+                rx.text(
+                    "The agent wants to run a command that needs your approval",
+                    size="1",
+                    weight="bold",
+                    color=rx.color("red", 11),
+                ),
+                align="center",
+                spacing="2",
+            ),
+            rx.el.pre(
+                LiveState.question,
+                class_name="approval-command",
+                custom_attrs=tid("approval-command"),
+            ),
+            rx.text(
+                "Why: ",
+                rx.text.span(LiveState.danger, weight="medium"),
+                size="2",
+                custom_attrs=tid("approval-reason"),
+            ),
+            rx.flex(
+                *(_approval_button(*choice) for choice in APPROVAL_CHOICES),
+                wrap="wrap",
+                spacing="2",
+            ),
+            rx.text(
+                "Nothing runs until you choose. Deny tells the agent no; it goes on without it.",
+                size="1",
+                color_scheme="gray",
+            ),
+            _sending_and_error(),
+            spacing="3",
+            width="100%",
+        ),
+        class_name="askfor-card approval-card",
+        width="100%",
+        custom_attrs=tid("approval-panel"),
+    )
+
+
+def _sending_and_error() -> rx.Component:
+    return rx.fragment(
+        rx.cond(
+            LiveState.answer_sending,
+            rx.hstack(
+                rx.spinner(size="1"),
+                rx.text("Sending your answer…", size="2"),
+                align="center",
+            ),
+        ),
+        rx.cond(
+            LiveState.answer_error != "",
+            rx.text(
+                LiveState.answer_error,
+                size="2",
+                color_scheme="red",
+                custom_attrs=tid("askfor-error"),
+            ),
+        ),
+    )
+
+
 def askfor_panel() -> rx.Component:
     return rx.cond(
         LiveState.clarify_id != "",
+        rx.cond(LiveState.pause_kind == "approval", _approval_card(), _question_card()),
+    )
+
+
+def _question_card() -> rx.Component:
+    return rx.fragment(
         rx.card(
             rx.vstack(
                 rx.hstack(
@@ -65,23 +163,7 @@ def askfor_panel() -> rx.Component:
                     reset_on_submit=False,
                     width="100%",
                 ),
-                rx.cond(
-                    LiveState.answer_sending,
-                    rx.hstack(
-                        rx.spinner(size="1"),
-                        rx.text("Sending your answer…", size="2"),
-                        align="center",
-                    ),
-                ),
-                rx.cond(
-                    LiveState.answer_error != "",
-                    rx.text(
-                        LiveState.answer_error,
-                        size="2",
-                        color_scheme="red",
-                        custom_attrs=tid("askfor-error"),
-                    ),
-                ),
+                _sending_and_error(),
                 spacing="3",
                 width="100%",
             ),

@@ -1,4 +1,4 @@
-"""The composer: model and skill selectors above the text box; Enter sends."""
+"""The composer: model, skill and tool-profile selectors above the text box; Enter sends."""
 
 from __future__ import annotations
 
@@ -53,6 +53,29 @@ def _skill_select() -> rx.Component:
     )
 
 
+def _profile_item(profile: rx.Var) -> rx.Component:
+    return rx.select.item(profile[1], value=profile[0])
+
+
+def _profile_select() -> rx.Component:
+    # Only when the operator enabled more than one profile (AGENT_CHAT_TOOL_PROFILES).
+    return rx.cond(
+        ChatState.tool_profiles.length() > 1,
+        rx.tooltip(
+            rx.select.root(
+                rx.select.trigger(
+                    placeholder="Tools", variant="ghost", custom_attrs=tid("tool-profile-select")
+                ),
+                rx.select.content(rx.foreach(ChatState.tool_profiles, _profile_item)),
+                value=ChatState.selected_profile,
+                on_change=ChatState.set_selected_profile,
+                size="1",
+            ),
+            content="Which tools the agent may use in this conversation",
+        ),
+    )
+
+
 def no_model_notice() -> rx.Component:
     return rx.callout.root(
         rx.callout.icon(rx.icon("info")),
@@ -71,7 +94,7 @@ def composer() -> rx.Component:
         rx.cond(ChatState.no_model, no_model_notice()),
         rx.form(
             rx.vstack(
-                rx.hstack(_model_select(), _skill_select(), spacing="2"),
+                rx.hstack(_model_select(), _skill_select(), _profile_select(), spacing="2"),
                 rx.hstack(
                     rx.text_area(
                         id=COMPOSER_ID,

@@ -49,6 +49,7 @@ def append_message(
     run_id: str | None = None,
     model_id: int | None = None,
     skill_folder: str | None = None,
+    tool_profile: str | None = None,
 ) -> ChatMessage:
     """Add a child of `parent_id` (a root if None) as the active sibling, and touch the session."""
     role = MessageRole(role)
@@ -73,6 +74,7 @@ def append_message(
         status=status.value,
         model_id=model_id,
         skill_folder=skill_folder,
+        tool_profile=tool_profile,
     )
     session.add(message)
     session.flush()

@@ -89,6 +89,8 @@ class ChatSession(SQLModel, table=True):
     title: str = ""
     model_id: int | None = Field(default=None, foreign_key="model_config.id", ondelete="SET NULL")
     skill_folder: str | None = None
+    # A profile of agent_chat.tool_profiles (which tools the agent has).
+    tool_profile: str = Field(default="chat", sa_column_kwargs={"server_default": "chat"})
     # The hermes-agent session id; replaced on reset so the agent forgets.
     hermes_session: str = Field(default_factory=new_uuid)
     status: str = SessionStatus.ACTIVE.value
@@ -122,6 +124,7 @@ class ChatMessage(SQLModel, table=True):
     status: str
     model_id: int | None = None
     skill_folder: str | None = None
+    tool_profile: str | None = None  # assistant messages: the profile the run had
     error: str | None = Field(default=None, sa_type=Text)
     attachment_id: int | None = None  # reserved for attachments
     input_tokens: int | None = None
@@ -152,7 +155,9 @@ class ChatMessageLog(SQLModel, table=True):
 
 
 class RunPause(SQLModel, table=True):
-    """A question the agent asked back (AskFor/clarify) and its answer."""
+    """A question the agent asked back (AskFor/clarify), or a dangerous step waiting for
+    consent (kind "approval": `question` is the command, `detail` why it is dangerous), and
+    the answer."""
 
     __tablename__ = "run_pause"
     __table_args__ = (
@@ -164,7 +169,9 @@ class RunPause(SQLModel, table=True):
     run_id: str = Field(index=True)
     message_id: int = Field(foreign_key="chat_message.id", ondelete="CASCADE")
     clarify_id: str
+    kind: str = Field(default="clarify", sa_column_kwargs={"server_default": "clarify"})
     question: str = Field(sa_type=Text)
+    detail: str | None = Field(default=None, sa_type=Text)
     choices_json: str = Field(default="[]", sa_type=Text)
     status: str = PauseStatus.UNANSWERED.value
     answer: str | None = Field(default=None, sa_type=Text)

@@ -23,8 +23,11 @@ def create_pause(
     clarify_id: str,
     question: str,
     choices: list[str],
+    kind: str = "clarify",
+    detail: str | None = None,
 ) -> RunPause:
-    """Record a question; a re-delivered clarify event returns the existing row unchanged."""
+    """Record a question (or an approval: `question` is the command, `detail` the danger);
+    a re-delivered event returns the existing row unchanged."""
     existing = _find(session, run_id, clarify_id)
     if existing is not None:
         return existing
@@ -32,7 +35,9 @@ def create_pause(
         run_id=run_id,
         message_id=message_id,
         clarify_id=clarify_id,
+        kind=kind,
         question=question,
+        detail=detail,
         choices_json=json.dumps(list(choices), ensure_ascii=False),
     )
     session.add(pause)

@@ -151,10 +151,13 @@ def set_session_model(
     session_id: int,
     model_id: int | None,
     skill_folder: str | None,
+    tool_profile: str | None = None,
 ) -> ChatSession:
     chat = _require(session, session_id)
     chat.model_id = model_id
     chat.skill_folder = skill_folder
+    if tool_profile:
+        chat.tool_profile = tool_profile
     chat.updated_at = utcnow()
     session.add(chat)
     session.flush()

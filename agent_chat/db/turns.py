@@ -41,6 +41,10 @@ class TurnPlan:
     message_id: int | None = None
     model_id: int | None = None
     skill_folder: str | None = None
+    tool_profile: str | None = None  # None: the conversation's
+    # The profiles the operator enabled: a conversation whose profile was disabled since
+    # falls back to the first (never to tools the operator took away).
+    enabled_profiles: tuple[str, ...] = ("chat",)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class PreparedTurn:
     system_prompt: str | None
     user_id: int
     assistant_id: int
+    tool_profile: str = "chat"
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,7 @@ def prepare_turn(
     chat = existing_chat(session, plan.session_uuid)
     model = resolve_model(session, plan.model_id, chat.model_id)
     skill_folder = plan.skill_folder if plan.mode == TurnMode.SEND else chat.skill_folder
+    tool_profile = _tool_profile(plan, chat.tool_profile)
     system_prompt = None
     if skill_folder:
         try:
@@ -109,6 +115,7 @@ def prepare_turn(
             status=MessageStatus.SENT,
             model_id=model.id,
             skill_folder=skill_folder,
+            tool_profile=tool_profile,
         )
     assistant = messages.append_message(
         session=session,
@@ -120,10 +127,15 @@ def prepare_turn(
         run_id=run_id,
         model_id=model.id,
         skill_folder=skill_folder,
+        tool_profile=tool_profile,
     )
     sessions.set_title_if_empty(session=session, session_id=chat.id, text=text)
     sessions.set_session_model(
-        session=session, session_id=chat.id, model_id=model.id, skill_folder=skill_folder
+        session=session,
+        session_id=chat.id,
+        model_id=model.id,
+        skill_folder=skill_folder,
+        tool_profile=tool_profile,
     )
     return PreparedTurn(
         chat_session_id=chat.id,
@@ -134,7 +146,18 @@ def prepare_turn(
         system_prompt=system_prompt,
         user_id=user.id,
         assistant_id=assistant.id,
+        tool_profile=tool_profile,
     )
+
+
+def _tool_profile(plan: TurnPlan, current: str) -> str:
+    if plan.tool_profile and plan.tool_profile not in plan.enabled_profiles:
+        raise Refused(
+            f"The tool profile {plan.tool_profile!r} is not enabled here "
+            f"(enabled: {', '.join(plan.enabled_profiles)})."
+        )
+    chosen = plan.tool_profile if plan.mode == TurnMode.SEND and plan.tool_profile else current
+    return chosen if chosen in plan.enabled_profiles else plan.enabled_profiles[0]
 
 
 def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Outcome) -> None:

@@ -17,6 +17,7 @@ from agent_chat.export.markdown_escape import contain, details, fenced, inline
 from agent_chat.export.reading import SessionExport, stored_choices
 from agent_chat.export.tree import MessageTree
 from agent_chat.protocol.reducer import RunView, ToolCall
+from agent_chat.tool_profiles import LABELS
 
 
 def _when(value: datetime | None) -> str:
@@ -202,6 +203,7 @@ def _title_md(data: SessionExport, exported_at: datetime) -> list[str]:
     meta = [f"Model: {inline(model_text)}"]
     if chat.skill_folder:
         meta.append(f"Skill: {inline(chat.skill_folder)}")
+    meta.append(f"Tools: {inline(LABELS.get(chat.tool_profile, chat.tool_profile))}")
     meta += [f"Created: {_when(chat.created_at)}", f"Exported: {_when(exported_at)}"]
     return [f"# {inline(chat.title or 'New conversation')}", " · ".join(meta)]
 

@@ -106,13 +106,18 @@ class BridgeClient:
         system_prompt: str | None = None,
         max_iterations: int | None = None,
         run_id: str | None = None,
+        tool_profile: str = "chat",
+        workspace: str | None = None,
     ) -> str:
         body: dict[str, Any] = {
             "session_id": session_id,
             "message": message,
             "history": history,
             "model": model,
+            "tool_profile": tool_profile,
         }
+        if workspace:
+            body["workspace"] = workspace
         if system_prompt:
             body["system_prompt"] = system_prompt
         if max_iterations:

@@ -19,7 +19,13 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from agent_chat.db import logs, pauses, turns
 from agent_chat.db.errors import StoreError
 from agent_chat.db.models import MessageStatus
-from agent_chat.protocol.events import EventType, RunEvent, RunState
+from agent_chat.protocol.events import (
+    PAUSE_REQUESTS,
+    PAUSE_RESOLUTIONS,
+    EventType,
+    RunEvent,
+    RunState,
+)
 from agent_chat.protocol.log_codec import LogRow, event_to_row
 from agent_chat.protocol.reducer import RunView, apply
 from agent_chat.runs.batch_writer import LogBatchWriter
@@ -112,19 +118,22 @@ class Consumer:
         live.view = apply(live.view, event.as_dict())
         self.writer.add(live.message_id, event_to_row(event.type, event.seq, event.data))
         data = event.data
-        if event.type == EventType.CLARIFY_REQUEST:
+        if event.type in PAUSE_REQUESTS:
+            approval = event.type == EventType.APPROVAL_REQUEST
             await self.store_with_retry(
                 pauses.create_pause,
                 run_id=live.run_id,
                 message_id=live.message_id,
                 clarify_id=str(data.get("clarify_id")),
-                question=str(data.get("question") or ""),
+                question=str((data.get("command") if approval else data.get("question")) or ""),
                 choices=[str(c) for c in data.get("choices") or []],
+                kind="approval" if approval else "clarify",
+                detail=str(data.get("description") or "") if approval else None,
             )
             await self._flush_quietly()
-        elif event.type == EventType.CLARIFY_RESOLVED and data.get("cancelled"):
+        elif event.type in PAUSE_RESOLUTIONS and data.get("cancelled"):
             await self.store_with_retry(pauses.abandon_pauses, run_id=live.run_id)
-        elif event.type == EventType.CLARIFY_RESOLVED:
+        elif event.type in PAUSE_RESOLUTIONS:
             await self.store_with_retry(
                 pauses.answer_pause,
                 run_id=live.run_id,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -144,11 +144,12 @@ class RunManager:
         text: str,
         model_id: int | None = None,
         skill_folder: str | None = None,
+        tool_profile: str | None = None,
     ) -> StartedRun:
         """Append the user's message to the active branch and start a run answering it."""
         self.validate_message(text)
         return await self._start(
-            TurnPlan(TurnMode.SEND, session_uuid, text, None, model_id, skill_folder)
+            TurnPlan(TurnMode.SEND, session_uuid, text, None, model_id, skill_folder, tool_profile)
         )
 
     async def edit(self, *, session_uuid: str, message_id: int, text: str) -> StartedRun:
@@ -209,6 +210,7 @@ class RunManager:
                     f"running, the limit is {limit}. Wait for one to finish or stop one."
                 )
             run_id = uuid.uuid4().hex
+            plan = replace(plan, enabled_profiles=self.settings.tool_profiles)
             try:
                 prepared = await self._store(
                     turns.prepare_turn,
@@ -235,6 +237,8 @@ class RunManager:
                 model=bridge_model(prepared.model),
                 system_prompt=prepared.system_prompt,
                 run_id=run_id,
+                tool_profile=prepared.tool_profile,
+                workspace=plan.session_uuid,  # the conversation's folder survives a reset
             )
         except BridgeError as exc:
             # Nothing is lost: the question stays, the answer says why it did not come.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat import routes
+from agent_chat import routes, tool_profiles
 from agent_chat.db import logs, model_configs, sessions
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.errors import StoreError
@@ -52,6 +52,10 @@ class ChatState(SidebarState):
     selected_model: str = DEFAULT_CHOICE
     skills: list[SkillRow] = []
     selected_skill: str = NO_SKILL
+    # (value, label, description) of every profile the operator enabled; the selector
+    # shows only when there is a choice.
+    tool_profiles: list[list[str]] = []
+    selected_profile: str = "chat"
 
     # Finished answers whose text this page already holds from streaming: message id ->
     # stream id. Their rows carry no text, so the answer is not sent a second time.
@@ -70,6 +74,10 @@ class ChatState(SidebarState):
         # Invalid skill folders are listed too (disabled, with the reason), so a broken
         # SKILL.md is visible instead of silently missing.
         self.skills = [skill_row(s) for s in list_skills(svc.settings.skills_dir)]
+        self.tool_profiles = [
+            [name, tool_profiles.LABELS[name], tool_profiles.DESCRIPTIONS[name]]
+            for name in svc.settings.tool_profiles
+        ]
         await self.refresh()
         try:
             await svc.bridge.health()
@@ -130,6 +138,9 @@ class ChatState(SidebarState):
         if chat.model_id and any(m["id"] == chat.model_id for m in self.models):
             self.selected_model = str(chat.model_id)
         self.selected_skill = chat.skill_folder or NO_SKILL
+        enabled = self.svc().settings.tool_profiles
+        profile = chat.tool_profile if chat.tool_profile in enabled else None
+        self.selected_profile = profile or tool_profiles.default_profile(enabled)
         return True
 
     def _set(self, name: str, value: object) -> None:
@@ -146,6 +157,11 @@ class ChatState(SidebarState):
     @rx.event
     def set_selected_skill(self, value: str) -> None:
         self.selected_skill = value
+
+    @rx.event
+    def set_selected_profile(self, value: str) -> None:
+        if value in self.svc().settings.tool_profiles:
+            self.selected_profile = value
 
     @rx.event
     async def load_earlier(self) -> None:
