@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse
@@ -144,6 +145,14 @@ class BridgeClient:
 
     async def reset(self, session_id: str) -> None:
         await self._request("POST", f"/sessions/{session_id}/reset")
+
+    async def always_allowed(self) -> list[str]:
+        """The dangerous-command patterns allowed in every conversation ("Always allow")."""
+        return list((await self._request("GET", "/approvals/always")).json()["patterns"])
+
+    async def revoke_always(self, pattern: str) -> list[str]:
+        path = f"/approvals/always/{quote(pattern, safe='')}"
+        return list((await self._request("DELETE", path, missing_run=False)).json()["patterns"])
 
     async def get_memory(self) -> dict[str, str]:
         return (await self._request("GET", "/memory")).json()

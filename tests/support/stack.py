@@ -194,6 +194,10 @@ def running_stack(
             # test sessions, `reflex export`) must not rebuild the bundle this app serves.
             "REFLEX_WEB_WORKDIR": str(tmp / "web"),
             "REFLEX_STATES_WORKDIR": str(tmp / "states"),
+            # Both profiles, so the browser tests see the selector and can run commands;
+            # each conversation's folder is below this stack's own folder.
+            "AGENT_CHAT_TOOL_PROFILES": "chat,workspace",
+            "AGENT_CHAT_WORKSPACES_DIR": str(tmp / "workspaces"),
             **(env or {}),
         }
     )

@@ -1,0 +1,36 @@
+"""The "Always allow" rules of dangerous commands, listed in settings and revocable."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat import tool_profiles
+from agent_chat.runs.client import BridgeError
+from agent_chat.state.base import AppState
+
+
+class AlwaysAllowedState(AppState):
+    patterns: list[str] = []
+    error: str = ""
+    shown: bool = False  # only where the Workspace profile (commands) is enabled
+
+    @rx.event
+    async def load(self) -> None:
+        svc = self.svc()
+        self.shown = tool_profiles.WORKSPACE in svc.settings.tool_profiles
+        if not self.shown:
+            return
+        try:
+            self.patterns, self.error = await svc.bridge.always_allowed(), ""
+        except BridgeError as exc:
+            self.error = f"Could not read the rules from the agent service: {exc.message}"
+
+    @rx.event
+    async def revoke(self, pattern: str) -> None:
+        try:
+            self.patterns = await self.svc().bridge.revoke_always(pattern)
+            self.error = ""
+        except BridgeError as exc:
+            # 404: revoked meanwhile (another tab); the list is read again either way.
+            self.error = "" if exc.status_code == 404 else f"Could not revoke: {exc.message}"
+            await self.load()
