@@ -41,6 +41,12 @@ if [ ! -e "$stamp" ] && { [ $dev = 1 ] || [ ! -e "$dev_stamp" ]; }; then
   if [ $dev = 1 ]; then touch "$base_stamp"; fi
 fi
 
+# The project itself, without dependencies (installed above): the `agent-chat` command.
+if [ ! -x .venv/bin/agent-chat ]; then
+  echo "setup: installing the project (the agent-chat command)"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+fi
+
 if [ ! -x .tools/node_modules/.bin/bun ]; then
   command -v npm >/dev/null || { echo "setup: npm (Node.js) is required to fetch bun" >&2; exit 1; }
   echo "setup: installing bun from the npm registry into .tools/"
