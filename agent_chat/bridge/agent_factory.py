@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from agent_chat.bridge.schemas import ModelSpec
@@ -14,6 +15,22 @@ logger = logging.getLogger(__name__)
 PLACEHOLDER_API_KEY = "agent-chat-no-key"
 
 
+_ssl_checked = False
+
+
+def check_ssl_once() -> None:
+    """hermes checks the CA bundle on every agent it builds (~0.4 s: it loads the bundle
+    several times). Check once per bridge process, loudly, then skip it for each agent."""
+    global _ssl_checked
+    if _ssl_checked:
+        return
+    from agent.ssl_guard import verify_ca_bundle
+
+    verify_ca_bundle()  # raises hermes' own readable error for a broken bundle
+    os.environ["HERMES_SKIP_SSL_GUARD"] = "1"
+    _ssl_checked = True
+
+
 def build_agent(
     settings: BridgeSettings, session_id: str, model: ModelSpec, profile: str = "chat"
 ) -> Any:
@@ -23,6 +40,7 @@ def build_agent(
     from agent_chat.bridge.workspace import guard_file_writes
 
     guard_file_writes()
+    check_ssl_once()
     kwargs: dict[str, Any] = {
         "base_url": model.base_url,
         "api_key": model.api_key or PLACEHOLDER_API_KEY,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -23,6 +24,7 @@ from agent_chat.bridge.registry import RunRegistry
 from agent_chat.bridge.runs import Run, RunRejected
 from agent_chat.bridge.schemas import ClarifyAnswer, MemoryUpdate, StartRunRequest
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
+from agent_chat.bridge.warm_up import warm_up
 from agent_chat.hosts import Allowed
 
 logger = logging.getLogger(__name__)
@@ -83,6 +85,10 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.warm_up:
+            threading.Thread(
+                target=warm_up, args=(settings,), name="hermes-warm-up", daemon=True
+            ).start()
         yield
         registry.stop_all()  # wake waiting questions so their threads can end
 

@@ -41,6 +41,9 @@ class BridgeSettings:
     buffer_retention_s: float = 3600.0
     # A working run with no event for this long is failed (waiting for an answer is exempt).
     run_idle_timeout_s: float = 600.0
+    # Build a throwaway agent at start so the first conversation does not pay hermes'
+    # once-per-process costs (tests of many short-lived bridges turn it off).
+    warm_up: bool = True
 
     @property
     def toolsets(self) -> list[str]:
@@ -111,6 +114,10 @@ def _configure_hermes(settings: BridgeSettings) -> None:
 
     - ``skills.external_dirs``: the app's skills folder, so hermes' ``skills`` tools list
       and load the same skills the composer offers.
+    - ``agent.coding_context`` (only when unset): ``off``. In ``auto`` hermes describes the
+      git repository of the *bridge's* working directory (this project) in every system
+      prompt, which is neither the user's project nor private to a conversation, and its
+      four git calls cost ~0.5 s on each conversation's first answer.
     - ``approvals.mode`` (only when unset): ``manual``, so a person decides every dangerous
       step; hermes' own default ``smart`` lets an auxiliary model approve commands itself.
     - ``security.tirith_enabled`` (only when unset): hermes' optional command scanner
@@ -127,6 +134,9 @@ def _configure_hermes(settings: BridgeSettings) -> None:
     if settings.skills_dir is not None:
         skills["external_dirs"] = [str(settings.skills_dir)]
         config["skills"] = skills
+    agent = config.setdefault("agent", {})
+    if isinstance(agent, dict):
+        agent.setdefault("coding_context", "off")
     approvals = config.setdefault("approvals", {})
     if isinstance(approvals, dict):
         approvals.setdefault("mode", "manual")

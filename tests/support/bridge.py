@@ -51,7 +51,9 @@ def bridges_in_threads(home: Path) -> Iterator[StartBridge]:
     with contextlib.ExitStack() as stack:
 
         def start(**overrides: Any) -> RunningBridge:
-            app = create_app(replace(BridgeSettings(hermes_home=home), **overrides))
+            # No warm-up thread per short-lived test bridge: this process has hermes warm.
+            settings = replace(BridgeSettings(hermes_home=home), warm_up=False)
+            app = create_app(replace(settings, **overrides))
             apps.append(app)
             port = stack.enter_context(serve_in_thread(app))
             return RunningBridge(base_url=f"http://127.0.0.1:{port}", app=app)
