@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 import httpx
 
 from agent_chat.config import PROJECT_ROOT, load_settings
+from agent_chat.supervisor import BridgeSupervisor
 from agent_chat.tool_profiles import exposure_problem
 
 log = logging.getLogger("agent_chat.serve")
@@ -62,8 +63,13 @@ def start_bridge(url: str) -> subprocess.Popen | None:
                 f"a bridge already runs at {url} with another token: stop it, or start this "
                 "app with AGENT_CHAT_BRIDGE_TOKEN set to the token that bridge was given"
             )
-        log.info("using the bridge already running at %s", url)
+        log.info("using the bridge already running at %s (not supervised here)", url)
         return None
+    return spawn_bridge(url)
+
+
+def spawn_bridge(url: str) -> subprocess.Popen:
+    """A new bridge process on the host/port of `url`, once it answers (else SystemExit)."""
     parsed = urlparse(url)
     cmd = [sys.executable, "-m", "agent_chat.bridge", "--host", parsed.hostname or "127.0.0.1"]
     cmd += ["--port", str(parsed.port or 18731)]
@@ -127,6 +133,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(problem)
     bridge_token(os.environ)  # before either process starts: both inherit it
     bridge = start_bridge(settings.bridge_url)
+    supervisor = None
+    if bridge is not None:
+        supervisor = BridgeSupervisor(lambda: spawn_bridge(settings.bridge_url))
+        supervisor.start(bridge)
     app_cmd = [sys.executable, "-m", "reflex", "run", "--env", args.env]
     app_cmd += ["--backend-host", settings.app_host]
     if args.env == "prod":
@@ -159,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         code = app.wait()
     finally:
+        if supervisor is not None:
+            bridge = supervisor.stop()
         if bridge is not None:
             stop(bridge)
     raise SystemExit(code)

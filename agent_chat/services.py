@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from agent_chat.config import Settings, load_settings
 from agent_chat.db import model_configs
 from agent_chat.db.engine import make_engine, migrate
+from agent_chat.runs.bridge_watch import BridgeWatch
 from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.storage import Storage
@@ -30,6 +31,7 @@ class Services:
     storage: Storage
     bridge: BridgeClient
     runs: RunManager
+    bridge_watch: BridgeWatch
     # Whether a browser tab (client token) is still connected to this process: the web
     # layer that owns the sockets says (set by the app module); long-lived per-tab loops
     # end when it says no.
@@ -53,10 +55,12 @@ async def start_services(
     await storage.call(model_configs.ensure_env_model, settings=settings)
     bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
     runs = RunManager(settings=settings, storage=storage, client=bridge)
-    _services = Services(settings, engine, storage, bridge, runs)
+    watch = BridgeWatch(bridge, runs.bus)
+    _services = Services(settings, engine, storage, bridge, runs, watch)
     if tab_connected is not None:
         _services.tab_connected = tab_connected
     await runs.start()
+    watch.start()
     log.info("services started (bridge %s)", settings.bridge_url)
     return _services
 
@@ -66,6 +70,7 @@ async def stop_services() -> None:
     if _services is None:
         return
     services, _services = _services, None
+    await services.bridge_watch.close()
     await services.runs.close()
     await services.bridge.aclose()
     services.engine.dispose()

@@ -1,0 +1,71 @@
+"""Whether the bridge answers, watched once per app process for every tab.
+
+Polls the bridge's /health every few seconds. When the answer changes (the bridge died, or
+came back after the launcher restarted it), every tab's watcher is woken through the bus
+with a `SessionChange` for no conversation (`BRIDGE_CHANGE`), so the banner appears and
+clears by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from agent_chat.runs.bus import RunBus, SessionChange
+from agent_chat.runs.client import BridgeClient, BridgeError
+
+log = logging.getLogger(__name__)
+
+# No conversation has this id: tab watchers read it as "the bridge's state changed".
+BRIDGE_CHANGE = SessionChange(session_uuid="", state="bridge")
+UNREACHABLE_HINT = (
+    "Answers cannot be generated until it is running (./run.sh restarts it by itself; a "
+    "bridge started by hand must be started again)."
+)
+
+
+class BridgeWatch:
+    def __init__(self, client: BridgeClient, bus: RunBus, interval_s: float = 2.0) -> None:
+        self._client = client
+        self._bus = bus
+        self.interval_s = interval_s
+        self.up = True  # until told otherwise: the page load checks for itself too
+        self.problem = ""  # the client's sentence for the last failure
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="bridge-watch")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def banner(self) -> str:
+        """The banner sentence while the bridge is down, else ""."""
+        return "" if self.up else f"{self.problem} {UNREACHABLE_HINT}"
+
+    async def check(self) -> bool:
+        try:
+            await self._client.health()
+        except BridgeError as exc:
+            up, self.problem = False, exc.message
+        else:
+            up = True
+        if up != self.up:
+            self.up = up
+            log.warning("the bridge is %s", "back" if up else f"unreachable: {self.problem}")
+            self._bus.publish_session(BRIDGE_CHANGE)
+        return up
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.check()
+            except Exception:  # never let the watcher die: the banner would freeze
+                log.exception("checking the bridge failed")
+            await asyncio.sleep(self.interval_s)

@@ -1,0 +1,73 @@
+"""Keeps the bridge running under `./run.sh`: a bridge that exits or is killed is started
+again, with a growing pause between attempts (1 s, 2 s, 4 s … 30 s; back to 1 s once one
+has stayed up for a minute), and a log line each time.
+
+Runs the bridge was serving end FAILED in the app with the restart sentence (their events
+are gone with the process); the page's banner clears by itself once the new bridge answers
+(runs/bridge_watch.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+
+log = logging.getLogger("agent_chat.serve")
+
+
+class BridgeSupervisor:
+    def __init__(
+        self,
+        spawn: Callable[[], subprocess.Popen],
+        *,
+        first_pause_s: float = 1.0,
+        longest_pause_s: float = 30.0,
+        stable_s: float = 60.0,
+    ) -> None:
+        self._spawn = spawn  # starts a bridge and returns once it answers (or raises)
+        self.first_pause_s = first_pause_s
+        self.longest_pause_s = longest_pause_s
+        self.stable_s = stable_s
+        self.process: subprocess.Popen | None = None
+        self.restarts = 0
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, process: subprocess.Popen) -> None:
+        """Watch `process` (the bridge started by the launcher) from now on."""
+        self.process = process
+        self._thread = threading.Thread(target=self._watch, name="bridge-supervisor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> subprocess.Popen | None:
+        """Stop watching; the caller stops the process returned (the current bridge)."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        return self.process
+
+    def _watch(self) -> None:
+        pause = self.first_pause_s
+        while not self._stopping.is_set():
+            started = time.monotonic()
+            assert self.process is not None
+            code = self.process.wait()
+            if self._stopping.is_set():
+                return
+            if time.monotonic() - started >= self.stable_s:
+                pause = self.first_pause_s
+            log.warning("the bridge exited (code %s); starting it again in %.0f s", code, pause)
+            while not self._stopping.wait(pause):
+                try:
+                    self.process = self._spawn()
+                except (SystemExit, OSError) as exc:
+                    pause = min(pause * 2, self.longest_pause_s)
+                    log.error("the bridge did not start (%s); next try in %.0f s", exc, pause)
+                    continue
+                self.restarts += 1
+                log.info("the bridge is back (pid %d)", self.process.pid)
+                pause = min(pause * 2, self.longest_pause_s)
+                break
