@@ -21,6 +21,7 @@ from agent_chat.rows import (
     panel_fields,
     skill_row,
 )
+from agent_chat.runs.bridge_watch import UNREACHABLE_HINT
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused
 from agent_chat.skills import list_skills
@@ -79,16 +80,16 @@ class ChatState(SidebarState):
             for name in svc.settings.tool_profiles
         ]
         await self.refresh()
-        try:
-            await svc.bridge.health()
-        except BridgeError as exc:
-            self.show_error(
-                f"{exc.message} Answers cannot be generated until it is running "
-                "(start the app with ./run.sh, which starts it too)."
-            )
-        else:
-            if self.banner.startswith("The agent service"):
-                self.banner = ""
+        await svc.bridge_watch.check()
+        self.sync_bridge_banner()
+
+    def sync_bridge_banner(self) -> None:
+        """Show or clear the "agent service is not reachable" banner as the bridge is."""
+        sentence = self.svc().bridge_watch.banner()
+        if sentence:
+            self.show_error(sentence)
+        elif self.banner.endswith(UNREACHABLE_HINT):
+            self.banner = ""
 
     @rx.event
     async def load_index(self):
