@@ -38,7 +38,7 @@ async def services_lifespan():
 
 
 app = rx.App(
-    stylesheets=["/styles.css", "/memory.css"],
+    stylesheets=["/styles.css", "/memory.css", "/workspace.css"],
     # The HTTP API, served on the app's port (the services exist once they start), the
     # login gate around everything (a session cookie, or a personal API token for /api/*),
     # and outermost the Host/Origin guard (applied in order: the last wraps the rest).

@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 from agent_chat.db.logs import RunStats
 from agent_chat.db.models import ChatMessage, ChatSession, ModelConfig
 from agent_chat.live.streams import final_stream_id
+from agent_chat.live.tool_views import GENERIC, ShapeCache, ToolView, shape
 from agent_chat.protocol.reducer import RunView, ToolCall
 from agent_chat.skills import Skill
 
@@ -25,12 +26,13 @@ class SessionRow(TypedDict):
 class ToolRow(TypedDict):
     call_id: str
     tool: str
-    args: str  # pretty JSON
+    args: str  # pretty JSON ("" in panel rows whose view shows the call)
     result: str
     duration: str  # "0.4 s", "" while running
     is_error: bool
     done: bool
     progress: str
+    view: ToolView  # the call shown as what it is (live/tool_views.py)
 
 
 class TodoRow(TypedDict):
@@ -112,7 +114,9 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def tool_row(call: ToolCall) -> ToolRow:
+def tool_row(call: ToolCall, view: ToolView | None = None) -> ToolRow:
+    """One call with its arguments and result as JSON, and its view (`view`: shaped with
+    the run's earlier calls, see `tool_rows`)."""
     duration = f"{call.duration_ms / 1000:.1f} s" if call.duration_ms is not None else ""
     return ToolRow(
         call_id=call.call_id,
@@ -123,7 +127,21 @@ def tool_row(call: ToolCall) -> ToolRow:
         is_error=call.is_error,
         done=call.done,
         progress=call.progress,
+        view=view if view is not None else shape(call),
     )
+
+
+def tool_rows(calls: tuple[ToolCall, ...], cache: ShapeCache | None = None) -> list[ToolRow]:
+    """A run's calls for the thinking panel (live and stored alike). A call its view shows
+    whole carries no JSON besides: the rows travel to the page on every tool change."""
+    views = (cache or ShapeCache()).shape_calls(calls)
+    rows = []
+    for call, view in zip(calls, views, strict=True):
+        row = tool_row(call, view)
+        if view["kind"] != GENERIC:
+            row["args"] = row["result"] = ""
+        rows.append(row)
+    return rows
 
 
 def todo_rows(view: RunView) -> list[TodoRow]:
@@ -141,7 +159,7 @@ def panel_fields(view: RunView) -> dict[str, Any]:
     """The unfolded thinking panel of a run, as MessageRow fields."""
     return {
         "thinking": view.thinking,
-        "tools": [tool_row(t) for t in view.tools],
+        "tools": tool_rows(view.tools),
         "todos": todo_rows(view),
         "answers": [
             AnswerRow(question=q, answer=a if a is not None else "(cancelled)")

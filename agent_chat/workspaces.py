@@ -8,9 +8,12 @@ root: today that means one machine (or one shared volume).
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -58,3 +61,147 @@ def resolve_inside(root: Path, session_uuid: str, relative: str) -> Path | None:
         return None
     target = folder / relative
     return target if inside(folder, target) else None
+
+
+# ---- reading a workspace (the app's panel and downloads) ---------------------------------
+
+MAX_LISTED = 500  # files listed in the panel; the rest are counted
+# Folders whose insides are tools' caches, not the agent's work: listed as skipped.
+SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".cache"})
+PREVIEW_BYTES = 256 * 1024  # of a text file read for the preview
+IMAGE_PREVIEW_BYTES = 8 * 1024 * 1024
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}  # raster only: an SVG can carry script, so it previews as text
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # relative to the workspace, "/"-separated
+    size: int
+    modified: float  # st_mtime
+
+
+@dataclass(frozen=True)
+class Listing:
+    files: tuple[FileEntry, ...] = ()
+    more: int = 0  # files past MAX_LISTED, not listed
+    skipped: tuple[str, ...] = ()  # folders not walked (SKIPPED_DIRS)
+    exists: bool = False  # the folder exists
+
+
+def list_files(root: Path, session_uuid: str, limit: int = MAX_LISTED) -> Listing:
+    """The workspace's regular files, sorted by path. Symlinks are listed only when they
+    lead to a file inside; folders are walked without following links."""
+    try:
+        folder = workspace_dir(root, session_uuid)
+    except ValueError:
+        return Listing()
+    if not folder.is_dir() or folder.is_symlink():
+        return Listing()
+    base = folder.resolve()
+    found: list[FileEntry] = []
+    skipped: list[str] = []
+    more = 0
+    pending = [base]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
+            relative = Path(entry.path).relative_to(base).as_posix()
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name in SKIPPED_DIRS:
+                        skipped.append(relative)
+                    else:
+                        pending.append(Path(entry.path))
+                    continue
+                if entry.is_symlink() and not inside(base, Path(entry.path)):
+                    continue
+                if not entry.is_file(follow_symlinks=True):
+                    continue
+                info = entry.stat(follow_symlinks=True)
+            except OSError:
+                continue
+            if len(found) >= limit:
+                more += 1
+                continue
+            found.append(FileEntry(relative, info.st_size, info.st_mtime))
+    found.sort(key=lambda f: f.path)
+    return Listing(tuple(found), more, tuple(sorted(skipped)), exists=True)
+
+
+def open_inside(root: Path, session_uuid: str, relative: str) -> tuple[int, os.stat_result]:
+    """An open file descriptor (read-only) and its stat for the regular file `relative` of
+    the workspace; FileNotFoundError for anything else (malformed, outside, a link out, a
+    folder, a device or pipe). The caller closes the descriptor."""
+    target = resolve_inside(root, session_uuid, relative)
+    if target is None:
+        raise FileNotFoundError(relative)
+    real = target.resolve()
+    try:
+        # O_NOFOLLOW on the resolved path: a link swapped in after the check is refused;
+        # O_NONBLOCK: a pipe never blocks the open.
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise FileNotFoundError(relative) from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or not inside(workspace_dir(root, session_uuid), real):
+        os.close(fd)
+        raise FileNotFoundError(relative)
+    return fd, info
+
+
+@dataclass(frozen=True)
+class Preview:
+    path: str
+    kind: str  # text | markdown | image | binary | empty | large (an image too big to show)
+    text: str = ""  # text and markdown, at most PREVIEW_BYTES of the file
+    size: int = 0
+    modified: float = 0.0
+    truncated: bool = False  # the file is longer than the text
+    media_type: str = ""
+
+
+def _is_binary(head: bytes) -> bool:
+    """NUL bytes, or mostly bytes that are not UTF-8 (a Latin-1 text still previews, with
+    its odd characters replaced)."""
+    sample = head[:8192]
+    if b"\x00" in sample:
+        return True
+    decoded = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(sample)
+    return decoded.count("\ufffd") > max(len(decoded) // 10, 2)
+
+
+def read_preview(
+    root: Path, session_uuid: str, relative: str, cap: int = PREVIEW_BYTES
+) -> Preview | None:
+    """What the panel shows of one file, or None when it is not a file of this workspace."""
+    try:
+        fd, info = open_inside(root, session_uuid, relative)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        suffix = Path(relative).suffix.lower()
+        common = {"path": relative, "size": info.st_size, "modified": info.st_mtime}
+        if suffix in IMAGE_TYPES:
+            kind = "image" if info.st_size <= IMAGE_PREVIEW_BYTES else "large"
+            return Preview(kind=kind, media_type=IMAGE_TYPES[suffix], **common)
+        if info.st_size == 0:
+            return Preview(kind="empty", **common)
+        head = handle.read(cap)
+    if _is_binary(head):
+        return Preview(kind="binary", **common)
+    truncated = info.st_size > len(head)
+    # A character cut at the cap is left out rather than shown as a replacement mark.
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(head, final=not truncated)
+    kind = "markdown" if suffix in MARKDOWN_SUFFIXES else "text"
+    return Preview(kind=kind, text=text, truncated=truncated, **common)

@@ -7,6 +7,7 @@ import reflex as rx
 
 from agent_chat.components.common import tid
 from agent_chat.components.stream_text import stream_text
+from agent_chat.components.tool_view import labelled_code, summary_exit, tool_body, tool_label
 from agent_chat.rows import AnswerRow, TodoRow, ToolRow
 from agent_chat.state.live import LiveState
 
@@ -48,16 +49,12 @@ def todo_list(todos: rx.Var) -> rx.Component:
     )
 
 
-def labelled_code(label: str, text: rx.Var) -> rx.Component:
-    """A tool's arguments or result: a small label over a scrollable code block."""
-    return rx.cond(
-        text != "",
-        rx.vstack(
-            rx.text(label, size="1", weight="bold", color_scheme="gray"),
-            rx.el.pre(text, class_name="tool-code"),
-            spacing="1",
-            width="100%",
-        ),
+def _generic(tool: ToolRow | rx.Var) -> rx.Component:
+    return rx.vstack(
+        labelled_code("Arguments", tool["args"]),
+        labelled_code("Result", tool["result"]),
+        spacing="2",
+        width="100%",
     )
 
 
@@ -71,22 +68,21 @@ def tool_history_item(tool: ToolRow) -> rx.Component:
         ),
         rx.spinner(size="1"),
     )
+    view = tool["view"]
     return rx.el.details(
         rx.el.summary(
             rx.hstack(
                 status_icon,
-                rx.code(tool["tool"], variant="ghost", size="2"),
-                rx.text(tool["duration"], size="1", color_scheme="gray"),
+                rx.code(tool["tool"], variant="ghost", size="2", class_name="tv-name"),
+                tool_label(view),
+                summary_exit(view),
+                rx.text(tool["duration"], size="1", color_scheme="gray", class_name="tv-time"),
                 align="center",
                 spacing="2",
-                display="inline-flex",
+                class_name="tv-summary",
             ),
         ),
-        rx.vstack(
-            labelled_code("Arguments", tool["args"]),
-            labelled_code("Result", tool["result"]),
-            spacing="2",
-        ),
+        tool_body(view, _generic(tool)),
         class_name="tool-item",
         custom_attrs={"data-testid": "tool-history-item", "data-tool": tool["tool"]},
     )
@@ -168,20 +164,25 @@ def live_status(text: rx.Var) -> rx.Component:
 
 
 def current_tool(tool: rx.Var) -> rx.Component:
+    """③ the tool running now: its name, what it works on, and what it is about to do."""
+    row = tool.to(ToolRow)
     return rx.cond(
         tool,
-        rx.hstack(
-            rx.spinner(size="2"),
-            rx.vstack(
-                rx.text("Running ", rx.code(tool["tool"].to(str), variant="ghost"), size="2"),
-                rx.cond(
-                    tool["progress"].to(str) != "",
-                    rx.text(tool["progress"].to(str), size="1", color_scheme="gray"),
-                ),
-                spacing="0",
+        rx.vstack(
+            rx.hstack(
+                rx.spinner(size="2"),
+                rx.text("Running ", rx.code(row["tool"], variant="ghost"), size="2"),
+                tool_label(row["view"]),
+                align="center",
+                spacing="2",
+                class_name="tv-summary",
             ),
-            align="center",
-            spacing="3",
+            rx.cond(
+                row["progress"] != "",
+                rx.text(row["progress"], size="1", color_scheme="gray"),
+            ),
+            rx.cond(row["view"]["kind"] != "generic", tool_body(row["view"], rx.fragment())),
+            spacing="1",
             class_name="current-tool",
             custom_attrs=tid("current-tool"),
         ),

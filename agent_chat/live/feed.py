@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_chat.live.streams import answer_stream_id, thinking_stream_id
+from agent_chat.live.tool_views import ShapeCache
 from agent_chat.protocol.events import RunEvent, RunState
 from agent_chat.protocol.reducer import RunView, apply
-from agent_chat.rows import todo_rows, tool_row
+from agent_chat.rows import todo_rows, tool_rows
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class LiveFeed:
         self.view = RunView()
         self._shown: dict[str, Any] = {}  # var -> value the page has
         self._page: dict[str, str] = {}  # stream id -> the text the page was sent
+        self._shapes = ShapeCache()  # tool views, shaped once per changed call
 
     def add(self, events: Iterable[RunEvent]) -> None:
         for event in events:
@@ -75,6 +77,8 @@ class LiveFeed:
         view = self.view
         current = view.current_tool
         clarify = view.clarify
+        tools = tool_rows(view.tools, self._shapes)
+        running = current is not None and not current.done
         return {
             "run_id": self.run_id,
             "message_id": self.message_id,
@@ -83,12 +87,16 @@ class LiveFeed:
             "status": view.status,
             "waiting": view.state == RunState.WAITING_INPUT,
             "reconnecting": view.reconnecting,
-            "tool": tool_row(current) if current and not current.done else None,
-            "tools": [tool_row(t) for t in view.tools],
+            "tool": next((t for t in tools if t["call_id"] == current.call_id), None)
+            if running
+            else None,
+            "tools": tools,
             "todos": todo_rows(view),
             "clarify_id": clarify.clarify_id if clarify else "",
             "question": clarify.question if clarify else "",
             "choices": list(clarify.choices) if clarify else [],
+            "pause_kind": clarify.kind if clarify else "",
+            "danger": clarify.description if clarify else "",
         }
 
     def patch(self) -> Patch:

@@ -9,6 +9,7 @@ from agent_chat.components.composer import composer
 from agent_chat.components.layout import app_frame
 from agent_chat.components.memory import memory_drawer
 from agent_chat.components.message import message
+from agent_chat.components.workspace import workspace_drawer
 from agent_chat.state.chat import ChatState
 
 
@@ -68,6 +69,7 @@ def _header() -> rx.Component:
             flex="1",
         ),
         _export_buttons(),
+        workspace_drawer(),
         memory_drawer(),
         _reset_button(),
         align="center",

@@ -1,0 +1,153 @@
+"""The workspace drawer of the open conversation (issue 11 §5): its files, one preview.
+
+While the drawer is open a background loop lists the folder every `POLL_S` seconds and
+sends a delta only when something changed (a file's size or time, or the time labels).
+Polling rather than a hook on the run's tool events: files also change through commands
+whose effects no tool event names (a script the agent ran, a background process, another
+tab's run), and a listing of a few hundred files costs a few milliseconds. Nothing runs
+while the drawer is closed; the loop ends when the drawer closes or the tab is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+import reflex as rx
+
+from agent_chat.state.chat import ChatState
+from agent_chat.tool_profiles import WORKSPACE, enabled_profiles
+from agent_chat.workspace_view import (
+    FileRow,
+    PreviewRow,
+    file_rows,
+    missing_preview,
+    preview_row,
+    stamp,
+)
+from agent_chat.workspaces import list_files, read_preview, workspace_dir, workspaces_root
+
+log = logging.getLogger(__name__)
+
+POLL_S = 1.5
+PREVIEW_CAP = 100 * 1024  # bytes of a text file sent to the drawer
+
+
+def _workspace_enabled() -> bool:
+    try:
+        return WORKSPACE in enabled_profiles()
+    except ValueError:
+        return False
+
+
+class WorkspaceState(ChatState):
+    ws_open: bool = False
+    ws_files: list[FileRow] = []
+    ws_more: int = 0  # files not listed (past the cap)
+    ws_skipped: list[str] = []  # folders not walked (caches such as .git)
+    ws_exists: bool = False
+    ws_loaded: bool = False
+    ws_selected: str = ""
+    ws_preview: PreviewRow | None = None
+
+    _ws_poller: str = ""
+    _ws_uuid: str = ""  # the conversation the listing is of
+    _ws_stamp: str = ""  # the previewed file's size and time when it was read
+
+    @rx.var
+    def workspace_available(self) -> bool:
+        """The button shows when the Workspace profile is on or the folder exists."""
+        if not self.current_uuid:
+            return False
+        if _workspace_enabled():
+            return True
+        try:
+            return workspace_dir(workspaces_root(), self.current_uuid).is_dir()
+        except ValueError:
+            return False
+
+    @rx.event
+    async def open_workspace(self):
+        self.ws_open = True
+        await self._ws_refresh()
+        self._ws_poller = uuid.uuid4().hex
+        return WorkspaceState.ws_poll(self._ws_poller)
+
+    @rx.event
+    async def set_ws_open(self, value: bool):
+        if value:
+            return await self.open_workspace()
+        self.ws_open = False
+        self._ws_poller = ""
+        return None
+
+    @rx.event
+    async def select_file(self, path: str):
+        self.ws_selected = path
+        self._ws_stamp = ""
+        await self._ws_load_preview()
+
+    @rx.event
+    def close_preview(self):
+        self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
+
+    async def _ws_refresh(self) -> None:
+        """List the folder (in a thread) and reload the preview if its file changed."""
+        session_uuid = self.current_uuid
+        if session_uuid != self._ws_uuid:  # another conversation: its own files
+            self._ws_uuid = session_uuid
+            self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
+        if not session_uuid:
+            self._set_if_changed(ws_files=[], ws_more=0, ws_skipped=[], ws_exists=False)
+            self.ws_loaded = True
+            return
+        listing = await asyncio.to_thread(list_files, workspaces_root(), session_uuid)
+        self._set_if_changed(
+            ws_files=file_rows(listing),
+            ws_more=listing.more,
+            ws_skipped=list(listing.skipped),
+            ws_exists=listing.exists,
+        )
+        if not self.ws_loaded:
+            self.ws_loaded = True
+        if self.ws_selected:
+            entry = next((f for f in listing.files if f.path == self.ws_selected), None)
+            if entry is None or stamp(entry) != self._ws_stamp:
+                await self._ws_load_preview()
+
+    async def _ws_load_preview(self) -> None:
+        path, session_uuid = self.ws_selected, self.current_uuid
+        preview = await asyncio.to_thread(
+            read_preview, workspaces_root(), session_uuid, path, PREVIEW_CAP
+        )
+        if preview is None:
+            if not self.ws_preview or self.ws_preview["kind"] != "missing":
+                self.ws_preview = missing_preview(session_uuid, path)
+            self._ws_stamp = ""
+            return
+        self._ws_stamp = stamp(preview)
+        self.ws_preview = preview_row(session_uuid, preview)
+
+    def _set_if_changed(self, **values) -> None:
+        # Assigning marks a var dirty and resends it whole: only what changed is assigned.
+        for name, value in values.items():
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+
+    @rx.event(background=True)
+    async def ws_poll(self, poller: str):
+        """Keep the open drawer current (see the module's doc)."""
+        async with self:
+            token = self.router.session.client_token
+        while True:
+            await asyncio.sleep(POLL_S)
+            if not self.svc().tab_connected(token):
+                return
+            async with self:
+                if self._ws_poller != poller or not self.ws_open:
+                    return
+                try:
+                    await self._ws_refresh()
+                except OSError:
+                    log.exception("listing the workspace of %s failed", self.current_uuid)
