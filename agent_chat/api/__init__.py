@@ -17,6 +17,7 @@ from agent_chat import routes
 from agent_chat.api import catalog, docs, errors, export, runs, sessions, stream, versions
 from agent_chat.api.deps import Backend
 from agent_chat.api.export import content_disposition
+from agent_chat.workspace_http import workspace_router
 
 __all__ = ["create_api", "content_disposition"]
 
@@ -45,5 +46,6 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
     errors.install(api)
     for module in (sessions, export, runs, stream, versions, catalog):
         api.include_router(module.router)
+    api.include_router(workspace_router(lambda: get_backend().storage))
     docs.install(api)
     return api

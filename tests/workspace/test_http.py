@@ -206,3 +206,19 @@ async def test_behind_the_login_gate_and_the_host_origin_guard(
         assert login.status_code in (200, 303), login.text
         reply = await c.get(url)
         assert reply.status_code == 200 and reply.content == b"print('hi')\n"
+
+
+async def test_the_app_api_serves_the_route(
+    engine: Engine, conversations: Workspaces, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from agent_chat.api import create_api
+
+    monkeypatch.setenv("AGENT_CHAT_WORKSPACES_DIR", str(conversations.root))
+    backend = SimpleNamespace(storage=Storage(engine))
+    transport = httpx.ASGITransport(app=create_api(lambda: backend))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        reply = await client.get(file_url(conversations.mine, "hello.py"))
+        assert reply.status_code == 200 and reply.content == b"print('hi')\n"
+        assert (await client.get(file_url(conversations.mine, "to-other"))).status_code == 404
