@@ -142,3 +142,27 @@ def readable_failure(result: dict[str, Any], base_url: str) -> str:
     if detail:
         return f"The model call failed: {_short(detail)}"
     return "The agent stopped without an answer (no further detail from hermes)."
+
+
+def abnormal_end_sentence(result: dict[str, Any]) -> str | None:
+    """hermes ended the turn "completed" without a usable answer (its `turn_exit_reason`),
+    filling `final_response` with a CLI notice ("⚠️ No reply: ... Try `continue`"): the
+    sentence the answer fails with instead, or None for a real answer."""
+    reason = str(result.get("turn_exit_reason") or "")
+    attempts = int(result.get("api_calls") or 0)
+    if reason == "empty_response_exhausted":
+        times = f" {attempts} times" if attempts > 1 else ""
+        return f"The model returned an empty answer{times}."
+    if reason == "all_retries_exhausted_no_response":
+        return "The model endpoint gave no answer before every retry was used up."
+    if reason == "partial_stream_recovery":
+        return "The model's answer broke off and could not be continued; what arrived is kept."
+    if reason == "fallback_prior_turn_content":
+        return "The model produced no new answer this time."
+    if reason == "budget_exhausted":
+        return "The agent used up its budget for this turn before a final answer."
+    if reason.startswith("max_iterations_reached"):
+        return "The agent reached its step limit before a final answer."
+    if reason == "ollama_runtime_context_too_small":
+        return "The local model's context window was too small to finish this answer."
+    return None

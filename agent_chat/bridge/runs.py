@@ -25,7 +25,7 @@ from typing import Any
 
 from agent_chat.bridge.approvals import CHOICES, DENY, ONCE, SESSION, approvals_for
 from agent_chat.bridge.events import EventBuffer
-from agent_chat.bridge.failures import idle_sentence, readable_failure
+from agent_chat.bridge.failures import abnormal_end_sentence, idle_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
@@ -348,9 +348,9 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
     final_text = str(result.get("final_response") or "")
     usage = _usage(result)
     if run.stop_requested or result.get("interrupted"):
-        run.finish(
-            RunState.STOPPED, EventType.RUN_STOPPED, record_usage=usage, final_text=final_text
-        )
+        # What was streamed is the answer; hermes' final text of an interrupted turn is its
+        # own notice ("Operation interrupted: retrying API call ...").
+        run.finish(RunState.STOPPED, EventType.RUN_STOPPED, record_usage=usage, final_text="")
     elif result.get("failed") or not result.get("completed", True):
         error = readable_failure(result, run.model.base_url)
         # hermes' own words stay in the log; the person reads the sentence.
@@ -363,6 +363,15 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
             str(result.get("final_response") or "")[:500],
         )
         run.finish(RunState.FAILED, EventType.RUN_FAILED, record_usage=usage, error=error)
+    elif (abnormal := abnormal_end_sentence(result)) is not None:
+        logger.warning(
+            "run %s ended without an answer: %s | hermes: turn_exit_reason=%r final_response=%r",
+            run.run_id,
+            abnormal,
+            result.get("turn_exit_reason"),
+            final_text[:300],
+        )
+        run.finish(RunState.FAILED, EventType.RUN_FAILED, record_usage=usage, error=abnormal)
     else:
         run.finish(
             RunState.SUCCEEDED,

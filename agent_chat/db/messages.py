@@ -219,9 +219,11 @@ def history_for(
       (a user turn, because OpenAI-style APIs put system text only at the start), then that
       turn's question and answer verbatim (hermes keeps the latest messages too), then what
       follows. Only the latest summary after the latest reset counts.
-    - USER messages are sent as "user"; ASSISTANT messages as "assistant" when SUCCESS, or
-      STOPPED (the part the user saw). FAILED/RUNNING answers and empty texts are left out,
-      so two user turns may follow each other; the model APIs accept that.
+    - The branch as shown: USER messages are sent as "user"; ASSISTANT messages as
+      "assistant": the text when SUCCESS or STOPPED (the part the user saw), and for a FAILED
+      answer or a stop before any text a short note naming what happened (`FAILED_NOTE`,
+      `STOPPED_NOTE`), so a question without an answer is never merged into the next one
+      (hermes joins two user turns in a row). RUNNING answers are left out.
     """
     if parent_id is None:
         return []
@@ -245,19 +247,26 @@ def history_for(
     ]
 
 
+FAILED_NOTE = "[No answer: this reply failed ({error}).]"
+STOPPED_NOTE = "[No answer: the person stopped this reply before it began.]"
+
+
 def _as_turns(path: list[ChatMessage]) -> list[dict[str, str]]:
-    """User and answered assistant messages as chat turns (markers and failures left out)."""
+    """User and assistant messages as chat turns (markers and running answers left out)."""
     turns: list[dict[str, str]] = []
     for message in path:
-        if not message.content.strip():
-            continue
-        if message.role == MessageRole.USER.value:
+        text = message.content.strip()
+        if message.role == MessageRole.USER.value and text:
             turns.append({"role": "user", "content": message.content})
-        elif message.role == MessageRole.ASSISTANT.value and message.status in (
-            MessageStatus.SUCCESS.value,
-            MessageStatus.STOPPED.value,
-        ):
-            turns.append({"role": "assistant", "content": message.content})
+        elif message.role != MessageRole.ASSISTANT.value:
+            continue
+        elif message.status == MessageStatus.FAILED.value:
+            error = " ".join((message.error or "unknown error").split())[:300]
+            turns.append({"role": "assistant", "content": FAILED_NOTE.format(error=error)})
+        elif message.status in (MessageStatus.SUCCESS.value, MessageStatus.STOPPED.value):
+            turns.append(
+                {"role": "assistant", "content": message.content if text else STOPPED_NOTE}
+            )
     return turns
 
 

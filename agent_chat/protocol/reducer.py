@@ -258,14 +258,23 @@ def _bridge_link(view: RunView, e: dict, ts: float | None) -> RunView:
     return replace(view, reconnecting=not e.get("connected", True))
 
 
+NEVER_ENDED = "The tool never finished: the run ended first."
+
+
 def _finish(state: str):
     def handler(view: RunView, e: dict, ts: float | None) -> RunView:
         final = e.get("final_text")
         answer = str(final) if final else view.answer
         usage = e.get("usage") if isinstance(e.get("usage"), dict) else view.usage
         current = view.current_tool if view.current_tool and view.current_tool.done else None
+        # A tool that started but never ended (a malformed call, a stop) ends with the run.
+        tools = tuple(
+            t if t.done else replace(t, done=True, is_error=True, result=t.result or NEVER_ENDED)
+            for t in view.tools
+        )
         return replace(
             view,
+            tools=tools,
             state=state,
             reconnecting=False,
             answer=answer,

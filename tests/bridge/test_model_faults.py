@@ -364,3 +364,51 @@ def test_hermes_texts_map_to_sentences_not_reprs() -> None:
     )
     assert got["other"] == "The model call failed: Something odd with a second line"
     assert got["nothing"].startswith("The agent stopped without an answer")
+
+
+# ---- honest outcomes: hermes' "completed" turns without an answer ----------------------------
+
+
+async def test_empty_answers_fail_with_a_sentence_not_hermes_cli_notice(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    fake_model.reset()
+    error = await _failed_with(
+        bridge, run_body(bridge.model(fake_model), "emptyanswer please", "fault-empty")
+    )
+    attempts = len(fake_model.requests())
+    assert attempts > 1  # hermes retried
+    assert error == f"The model returned an empty answer {attempts} times."
+    assert "No reply" not in error and "continue" not in error
+
+
+async def test_a_cut_answer_whose_continuation_is_empty_fails_and_keeps_the_partial_text(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    fake_model.reset()
+    stream, _ = await _run(
+        bridge, run_body(bridge.model(fake_model), "cutthenempty hi there friend", "fault-cte")
+    )
+    assert stream.events[-1].type == "run_failed", stream.types()
+    assert "No reply" not in stream.events[-1].data["error"]
+    # The text that arrived before the cut is what the app keeps as the answer.
+    assert stream.text().startswith("Echo: cutthenempty hi")
+
+
+async def test_a_stop_during_hermes_retry_wait_ends_stopped_without_hermes_text(
+    bridge: RunningBridge, fake_model: RunningFakeModel, hermes_home: Path
+) -> None:
+    fake_model.reset()
+    with api_retries(hermes_home, 3):
+        async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+            body = run_body(bridge.model(fake_model), "error500 hi", "fault-stop-retry")
+            run_id = await start_run(client, body)
+
+            async def stop_when_retrying(event: Received) -> None:
+                if len(fake_model.requests()) >= 1 and event.type == "status":
+                    await client.post(f"/runs/{run_id}/stop")
+
+            stream = await read_events(client, run_id, on_event=stop_when_retrying)
+    assert stream.events[-1].type == "run_stopped", stream.types()
+    assert stream.events[-1].data["final_text"] == ""
+    assert len(fake_model.requests()) < 3  # stopped before hermes used its retries

@@ -6,7 +6,7 @@ import pytest
 from sqlmodel import Session
 
 from agent_chat.db.errors import InvalidTree
-from agent_chat.db.messages import append_message, history_for
+from agent_chat.db.messages import FAILED_NOTE, STOPPED_NOTE, append_message, history_for
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from agent_chat.db.sessions import create_session
 
@@ -49,10 +49,10 @@ def test_history_is_the_branch_up_to_and_including_the_parent(
     assert history_for(session=session, chat_session_id=chat.id, parent_id=None) == []
 
 
-def test_history_skips_failed_running_and_empty_answers_but_keeps_stopped_text(
+def test_history_is_the_branch_as_shown_with_notes_for_answers_that_never_came(
     session: Session, chat: ChatSession
 ) -> None:
-    *_, last = _chain(
+    *earlier, last = _chain(
         session,
         chat,
         ("USER", "SENT", "q1"),
@@ -64,11 +64,18 @@ def test_history_skips_failed_running_and_empty_answers_but_keeps_stopped_text(
         ("USER", "SENT", "q4"),
         ("ASSISTANT", "RUNNING", "streaming"),
     )
+    failed = next(m for m in earlier if m.status == "FAILED")
+    failed.error = "the model broke"
+    session.add(failed)
+    session.flush()
+    # No two user turns follow each other (hermes would join them into one question).
     assert history_for(session=session, chat_session_id=chat.id, parent_id=last.id) == [
         {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": FAILED_NOTE.format(error="the model broke")},
         {"role": "user", "content": "q2"},
         {"role": "assistant", "content": "half an answer"},
         {"role": "user", "content": "q3"},
+        {"role": "assistant", "content": STOPPED_NOTE},
         {"role": "user", "content": "q4"},
     ]
 

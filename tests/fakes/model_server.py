@@ -18,6 +18,9 @@ Behaviour is chosen by whole-word keywords in the LAST user message (case-insens
 - ``cutstream``: a few chunks, then the connection is dropped (no ``[DONE]``, an incomplete
   chunked body).
 - ``malformed``: a few chunks, then a ``data:`` line that is not valid JSON, then the rest.
+- ``emptyanswer``: a well-formed answer with no content at all (``finish_reason: stop``).
+- ``cutthenempty``: the answer breaks off after a few chunks (as ``cutstream``), and hermes'
+  continuation requests get empty answers.
 - ``slowfirst=<seconds>``: the response starts, then waits that long before the first chunk.
 - ``once``: with one of the faults above, only the first request carrying this exact message
   is faulty; later ones (hermes' retries) are answered normally.
@@ -91,7 +94,7 @@ class Script:
     token_delay: float = 0.0
 
 
-FAULT_WORDS = ("error401", "error429", "error500", "cutstream", "malformed")
+FAULT_WORDS = ("error401", "error429", "error500", "cutstream", "malformed", "emptyanswer")
 CUT_AFTER_CHUNKS = 3
 
 
@@ -455,6 +458,11 @@ def _request_fault(
     if not messages or messages[-1].get("role") != "user":
         return Fault(), ""
     last_user = _text_of(messages[-1].get("content"))
+    users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+    if any(_has_word(text, "cutthenempty") for text in users):
+        # The question's answer breaks off; hermes' continuation request gets nothing.
+        continuation = "cut off by a network error" in last_user
+        return Fault(kind="emptyanswer" if continuation else "cutstream"), last_user
     return find_fault(last_user.rsplit("\n\n", 1)[-1]), last_user
 
 
@@ -478,6 +486,8 @@ def create_fake_model_app(fake: FakeModel) -> Starlette:
             status, error, headers = ERROR_RESPONSES[fault.kind]
             return JSONResponse({"error": error}, status_code=status, headers=headers)
         script = plan_reply(messages, fake.token_delay)
+        if fault.kind == "emptyanswer":
+            script = Script(token_delay=script.token_delay)  # a well-formed, empty answer
         number = fake.next_id()
         completion_id = f"chatcmpl-fake-{number}"
         call_id = f"call_fake_{number}"

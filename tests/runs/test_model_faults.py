@@ -131,3 +131,29 @@ async def test_a_run_that_goes_quiet_is_failed_by_the_bridge_watchdog(
     again = await manager.send(session_uuid=chat, text="hello again")
     reply = await finished(storage, again.assistant_message_id)
     assert (reply.status, reply.error) == ("SUCCESS", None)
+
+
+async def test_after_a_failed_answer_the_model_gets_the_branch_as_shown(
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model: RunningFakeModel,
+    fake_model_row: int,
+    make_manager: MakeManager,
+) -> None:
+    manager = await make_manager(bridge.base_url)
+    chat = new_chat(storage)
+    faulty = _faulty_model(storage, fake_model, "error401")
+    failed = await manager.send(session_uuid=chat, text="first question", model_id=faulty)
+    await finished(storage, failed.assistant_message_id)
+    again = await manager.send(session_uuid=chat, text="second question", model_id=fake_model_row)
+    await finished(storage, again.assistant_message_id)
+    turns = [
+        (m["role"], m["content"])
+        for m in fake_model.requests()[-1]["messages"]
+        if m["role"] in ("user", "assistant")
+    ]
+    # The failed question stays its own turn, answered by a note naming the failure; it is
+    # never merged into the next question.
+    assert turns[-3][0] == "user" and turns[-3][1] == "first question"
+    assert turns[-2][0] == "assistant" and "refused the API key" in turns[-2][1]
+    assert turns[-1] == ("user", "second question")

@@ -460,3 +460,18 @@ def test_streaming_text_says_writing_unless_something_more_specific_holds_the_st
         ]
     )
     assert view.status == "Retrying in 2 s"
+
+
+def test_a_tool_that_never_ended_is_closed_with_the_run() -> None:
+    # hermes rejected a malformed call (or the run stopped) after tool_start: no tool_end.
+    view = fold(
+        ev(1, "tool_start", call_id="c1", tool="terminal", args={"command": "ls"}),
+        ev(2, "run_failed", error="boom"),
+    )
+    assert view.current_tool is None
+    (tool,) = view.tools
+    assert (
+        tool.done
+        and tool.is_error
+        and tool.result == "The tool never finished: the run ended first."
+    )
