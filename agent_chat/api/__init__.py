@@ -48,4 +48,5 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
         api.include_router(module.router)
     api.include_router(workspace_router(lambda: get_backend().storage))
     docs.install(api)
+    api.router.routes.append(errors.ApiFallback(api))  # last: after every real route
     return api

@@ -7,12 +7,15 @@ only `detail`). Every handler raises `ApiError`; store and run errors are mapped
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute, Match, NoMatchFound, compile_path
+from starlette.types import Receive, Scope, Send
 
 from agent_chat.api.schemas import ErrorOut
 from agent_chat.db.errors import NotFound, ValidationFailed
@@ -77,6 +80,7 @@ def error_response(
 
 # What every operation may answer besides its success (for the OpenAPI document).
 COMMON_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "The body is not valid JSON."},
     401: {"model": ErrorOut, "description": "Login required (only with a password set)."},
     422: {"model": ErrorOut, "description": "The request is malformed."},
 }
@@ -89,6 +93,37 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 def _field_name(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
     return ".".join(parts) or "body"
+
+
+class ApiFallback(BaseRoute):
+    """The last route of the API: a method a path does not have is a 405 with the right
+    `Allow`, any other `/api/...` path a JSON 404. (The app's pages are mounted behind the
+    API: without this, they would answer such requests with a page or plain text.)"""
+
+    def __init__(self, api: FastAPI) -> None:
+        self.paths: list[tuple[re.Pattern[str], str]] = []
+        for path, operations in api.openapi()["paths"].items():
+            regex, _, _ = compile_path(path)
+            allow = ", ".join(sorted(m.upper() for m in operations))
+            self.paths.append((regex, allow))
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and scope["path"].startswith("/api/"):
+            return Match.FULL, {}
+        return Match.NONE, {}
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        allow = next((a for regex, a in self.paths if regex.match(scope["path"])), None)
+        if allow is None:
+            response = error_response(404, "There is no such API endpoint.")
+        else:
+            response = error_response(
+                405, "This method is not allowed here.", headers={"Allow": allow}
+            )
+        await response(scope, receive, send)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> Any:
+        raise NoMatchFound(name, path_params)
 
 
 def install(api: FastAPI) -> None:
@@ -117,6 +152,10 @@ def install(api: FastAPI) -> None:
     @api.exception_handler(ValidationFailed)
     async def _store_invalid(_: Request, exc: ValidationFailed) -> JSONResponse:
         return error_response(422, str(exc), fields=exc.field_errors)
+
+    @api.exception_handler(UnicodeEncodeError)
+    async def _not_utf8(_: Request, exc: UnicodeEncodeError) -> JSONResponse:
+        return error_response(422, "Text must be valid Unicode (no lone surrogates).")
 
     @api.exception_handler(BridgeError)
     async def _bridge(_: Request, exc: BridgeError) -> JSONResponse:

@@ -51,8 +51,14 @@ def content_disposition(filename: str, ascii_filename: str) -> str:
 async def export_session(
     svc: Svc,
     session_id: str,
-    fmt: str = Query("md", alias="format", description="md or json"),
-    branch: str = Query("active", description="active or all (every version)"),
+    fmt: str = Query(
+        "md", alias="format", description="md or json", json_schema_extra={"enum": export.FORMATS}
+    ),
+    branch: str = Query(
+        "active",
+        description="active or all (every version)",
+        json_schema_extra={"enum": export.BRANCHES},
+    ),
 ) -> Response:
     """The conversation as a file download (Markdown or JSON)."""
     _check("format", fmt, export.FORMATS)

@@ -6,18 +6,37 @@ Responses never carry an API key (`ModelOut` has no field for one).
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 MAX_TITLE_CHARS = 200
 MAX_ANSWER_CHARS = 20_000
+MAX_ID = 2**53 - 1  # ids fit a JSON number exactly (and a 64-bit column: never a 500)
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+# The database keeps naive UTC; the API says so (RFC 3339 with `Z`).
+Timestamp = Annotated[datetime, AfterValidator(_utc)]
 
 
 class Body(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _unicode(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("must be valid Unicode (no lone surrogates)") from None
+        return value
 
 
 class Out(BaseModel):
@@ -43,7 +62,7 @@ class ErrorOut(Out):
 
 class SessionCreate(Body):
     title: str | None = Field(default=None, max_length=MAX_TITLE_CHARS)
-    model_id: int | None = Field(default=None, ge=1)
+    model_id: int | None = Field(default=None, ge=1, le=MAX_ID)
     skill_folder: str | None = Field(default=None, max_length=200)
 
 
@@ -54,7 +73,9 @@ class SessionCreated(Out):
 
 class SessionPatch(Body):
     title: str | None = Field(default=None, min_length=1, max_length=MAX_TITLE_CHARS)
-    model_id: int | None = Field(default=None, ge=1, description="null: the default model.")
+    model_id: int | None = Field(
+        default=None, ge=1, le=MAX_ID, description="null: the default model."
+    )
     skill_folder: str | None = Field(default=None, max_length=200, description="null: none.")
     archived: bool | None = None
 
@@ -65,8 +86,8 @@ class SessionOut(Out):
     model_id: int | None
     skill_folder: str | None
     status: Literal["ACTIVE", "ARCHIVED"]
-    created_at: datetime
-    last_message_at: datetime
+    created_at: Timestamp
+    last_message_at: Timestamp
     last_message_preview: str | None = None
     has_active_run: bool = Field(description="A run is going (or waiting for an answer).")
     waiting: bool = Field(description="A run waits for an answer to a question.")
@@ -96,8 +117,8 @@ class MessageOut(Out):
     model_id: int | None
     skill_folder: str | None
     error: str | None
-    created_at: datetime
-    completed_at: datetime | None
+    created_at: Timestamp
+    completed_at: Timestamp | None
     input_tokens: int | None
     output_tokens: int | None
     total_tokens: int | None
@@ -121,11 +142,12 @@ class MessagePage(Out):
 
 class RunCreate(Body):
     message: str = Field(description="The question (the same size limit as the page).")
-    model_id: int | None = Field(default=None, ge=1)
+    model_id: int | None = Field(default=None, ge=1, le=MAX_ID)
     skill_folder: str | None = Field(default=None, max_length=200)
     parent_message_id: int | None = Field(
         default=None,
         ge=1,
+        le=MAX_ID,
         description="The active branch's last message (refused with 409 if it is not).",
     )
 
@@ -145,7 +167,7 @@ class PendingOut(Out):
     clarify_id: str
     question: str
     choices: list[str]
-    created_at: datetime
+    created_at: Timestamp
 
 
 class RunStateOut(Out):
@@ -180,7 +202,7 @@ class VersionOut(Out):
     message_id: int
     branch_order: int
     is_active: bool
-    created_at: datetime
+    created_at: Timestamp
     status: str
     preview: str
 

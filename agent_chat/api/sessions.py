@@ -15,6 +15,7 @@ from agent_chat import routes
 from agent_chat.api.deps import Backend, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.schemas import (
+    MAX_ID,
     Body,
     MessagePage,
     SessionCreate,
@@ -207,7 +208,9 @@ def _page_of_branch(*, session, session_uuid: str, before: int | None, limit: in
 async def list_messages(
     svc: Svc,
     session_id: str,
-    before: int | None = Query(None, ge=1, description="A message id of the active branch."),
+    before: int | None = Query(
+        None, ge=1, le=MAX_ID, description="A message id of the active branch."
+    ),
     limit: int = Query(50, ge=1, le=MAX_PAGE),
 ) -> MessagePage:
     """The active branch, a page at a time, oldest first within the page."""

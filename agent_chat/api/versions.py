@@ -3,13 +3,15 @@ run, as the page does), list a message's versions and switch to one."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Path
 
 from agent_chat import routes
 from agent_chat.api.deps import Backend, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.runs import check_can_start, check_message, started
-from agent_chat.api.schemas import MessageEdit, RunStarted, VersionList
+from agent_chat.api.schemas import MAX_ID, MessageEdit, RunStarted, VersionList
 from agent_chat.api.sessions import refuse_while_running
 from agent_chat.api.views import version_out
 from agent_chat.db import messages
@@ -17,6 +19,7 @@ from agent_chat.db.models import ChatMessage, MessageRole
 from agent_chat.db.turns import session_uuid_of
 
 router = APIRouter(tags=["versions"])
+MessageId = Annotated[int, Path(ge=1, le=MAX_ID, description="A message's id.")]
 
 
 async def _require(svc: Backend, message_id: int, role: MessageRole | None = None):
@@ -42,7 +45,7 @@ async def _require(svc: Backend, message_id: int, role: MessageRole | None = Non
     response_model=RunStarted,
     responses=responses(404, 409, 429),
 )
-async def regenerate(svc: Svc, message_id: int) -> RunStarted:
+async def regenerate(svc: Svc, message_id: MessageId) -> RunStarted:
     """A new version of an assistant message: the same question answered again."""
     _, session_uuid = await _require(svc, message_id, MessageRole.ASSISTANT)
     check_can_start(svc, session_uuid)
@@ -58,7 +61,7 @@ async def regenerate(svc: Svc, message_id: int) -> RunStarted:
     response_model=RunStarted,
     responses=responses(404, 409, 413, 429),
 )
-async def edit(svc: Svc, message_id: int, body: MessageEdit) -> RunStarted:
+async def edit(svc: Svc, message_id: MessageId, body: MessageEdit) -> RunStarted:
     """A new version of a user message, answered afresh (a new run starts, as on the page;
     `newMessageId` is the new user message)."""
     _, session_uuid = await _require(svc, message_id, MessageRole.USER)
@@ -71,7 +74,7 @@ async def edit(svc: Svc, message_id: int, body: MessageEdit) -> RunStarted:
 
 
 @router.get(routes.API_MESSAGE_VERSIONS, response_model=VersionList, responses=responses(404))
-async def versions(svc: Svc, message_id: int) -> VersionList:
+async def versions(svc: Svc, message_id: MessageId) -> VersionList:
     """The message and its siblings (its versions), in order."""
     await _require(svc, message_id)
     group = await svc.storage.call(messages.siblings, message_id=message_id)
@@ -79,7 +82,7 @@ async def versions(svc: Svc, message_id: int) -> VersionList:
 
 
 @router.post(routes.API_MESSAGE_ACTIVATE, response_model=VersionList, responses=responses(404, 409))
-async def activate(svc: Svc, message_id: int) -> VersionList:
+async def activate(svc: Svc, message_id: MessageId) -> VersionList:
     """Show this version (and the branch below it) from now on."""
     _, session_uuid = await _require(svc, message_id)
     refuse_while_running(svc, session_uuid, "Switching versions")
