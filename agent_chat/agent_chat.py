@@ -16,6 +16,7 @@ from agent_chat.pages.chat import chat_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
 from agent_chat.services import services, start_services, stop_services
+from agent_chat.state.approvals import AlwaysAllowedState
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
@@ -61,7 +62,7 @@ app.add_page(
 app.add_page(
     models_page,
     route=routes.SETTINGS_MODELS,
-    on_load=[ModelsState.load, ModelsState.new],
+    on_load=[ModelsState.load, ModelsState.new, AlwaysAllowedState.load],
     title="Models · Agent Chat",
 )
 app.add_page(

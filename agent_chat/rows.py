@@ -63,6 +63,7 @@ class MessageRow(TypedDict):
     stream_id: str  # the renderer's stream of an answer ("" content: the page holds it)
     version: int  # 1-based position among its siblings
     versions: int  # number of siblings (1: no switcher)
+    usage: str  # "1.2K in · 85 out tokens · $0.0031" (assistant answers with usage)
 
 
 class ModelRow(TypedDict):
@@ -73,6 +74,8 @@ class ModelRow(TypedDict):
     context_length: str
     is_default: bool
     has_key: bool
+    price_input: str  # USD per million tokens, "" when not set
+    price_output: str
 
 
 class SkillRow(TypedDict):
@@ -169,7 +172,10 @@ def panel_fields(view: RunView) -> dict[str, Any]:
 
 
 def message_row(
-    message: ChatMessage, stats: RunStats | None = None, version: tuple[int, int] = (1, 1)
+    message: ChatMessage,
+    stats: RunStats | None = None,
+    version: tuple[int, int] = (1, 1),
+    usage: str = "",
 ) -> MessageRow:
     seconds = None
     if message.completed_at and message.role == "ASSISTANT":
@@ -196,6 +202,7 @@ def message_row(
         else "",
         version=version[0],
         versions=version[1],
+        usage=usage,
     )
 
 
@@ -208,6 +215,8 @@ def model_row(model: ModelConfig) -> ModelRow:
         context_length=str(model.context_length or ""),
         is_default=model.is_default,
         has_key=bool(model.api_key),
+        price_input="" if model.price_input is None else f"{model.price_input:g}",
+        price_output="" if model.price_output is None else f"{model.price_output:g}",
     )
 
 

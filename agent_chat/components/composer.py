@@ -76,6 +76,28 @@ def _profile_select() -> rx.Component:
     )
 
 
+def _context_meter() -> rx.Component:
+    # The conversation's token use and how full the model's window was at the last answer.
+    return rx.cond(
+        ChatState.context_meter != "",
+        rx.hstack(
+            rx.cond(
+                ChatState.context_percent >= 0,
+                rx.progress(
+                    value=ChatState.context_percent,
+                    size="1",
+                    width="48px",
+                    color_scheme=rx.cond(ChatState.context_percent >= 80, "red", "gray"),
+                ),
+            ),
+            rx.text(ChatState.context_meter, size="1", color_scheme="gray"),
+            align="center",
+            spacing="2",
+            custom_attrs=tid("context-meter"),
+        ),
+    )
+
+
 def no_model_notice() -> rx.Component:
     return rx.callout.root(
         rx.callout.icon(rx.icon("info")),
@@ -94,7 +116,17 @@ def composer() -> rx.Component:
         rx.cond(ChatState.no_model, no_model_notice()),
         rx.form(
             rx.vstack(
-                rx.hstack(_model_select(), _skill_select(), _profile_select(), spacing="2"),
+                rx.hstack(
+                    _model_select(),
+                    _skill_select(),
+                    _profile_select(),
+                    rx.spacer(),
+                    _context_meter(),
+                    spacing="2",
+                    align="center",
+                    width="100%",
+                    wrap="wrap",
+                ),
                 rx.hstack(
                     rx.text_area(
                         id=COMPOSER_ID,

@@ -256,8 +256,15 @@ def _final_body(row: MessageRow) -> rx.Component:
                 class_name="message-actions",
                 spacing="1",
             ),
+            rx.cond(
+                row["usage"] != "",
+                rx.text(
+                    row["usage"], size="1", color_scheme="gray", custom_attrs=tid("message-usage")
+                ),
+            ),
             align="center",
             spacing="2",
+            wrap="wrap",
         ),
         spacing="2",
         width="100%",

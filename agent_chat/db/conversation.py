@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from agent_chat.db.logs import RunStats, run_stats
 from agent_chat.db.messages import active_branch, versions_of_branch
-from agent_chat.db.models import ChatMessage, ChatSession, MessageRole
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, ModelConfig
 from agent_chat.db.sessions import get_session
 
 
@@ -19,6 +19,9 @@ class Conversation:
     total: int  # messages on the active branch
     stats: dict[int, RunStats] = field(default_factory=dict)
     versions: dict[int, tuple[int, int]] = field(default_factory=dict)
+    branch: list[ChatMessage] = field(default_factory=list)  # the whole active branch
+    models: dict[int, ModelConfig] = field(default_factory=dict)  # by id (prices, windows)
+    model: ModelConfig | None = None  # the model the next answer uses
 
     @property
     def has_earlier(self) -> bool:
@@ -33,10 +36,15 @@ def load_conversation(*, session: Session, session_uuid: str, limit: int) -> Con
     branch = active_branch(session=session, chat_session_id=chat.id)
     shown = branch[-limit:] if limit > 0 else branch
     assistant_ids = [m.id for m in shown if m.role == MessageRole.ASSISTANT.value]
+    models = {m.id: m for m in session.exec(select(ModelConfig)).all() if m.id is not None}
     return Conversation(
         chat=chat,
         messages=shown,
         total=len(branch),
         stats=run_stats(session=session, message_ids=assistant_ids),
         versions=versions_of_branch(session=session, chat_session_id=chat.id, branch=shown),
+        branch=branch,
+        models=models,
+        model=models.get(chat.model_id or 0)
+        or next((m for m in models.values() if m.is_default), None),
     )

@@ -20,7 +20,24 @@ from agent_chat.db.models import ModelConfig
 
 log = logging.getLogger(__name__)
 
-_UPDATABLE = {"name", "base_url", "model_name", "api_key", "context_length", "is_default"}
+_UPDATABLE = {
+    "name",
+    "base_url",
+    "model_name",
+    "api_key",
+    "context_length",
+    "is_default",
+    "price_input",
+    "price_output",
+}
+
+
+def _check_prices(errors: dict[str, str], prices: dict[str, Any]) -> None:
+    for field, value in prices.items():
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+        ):
+            errors[field] = "A price is a number of dollars per million tokens, 0 or more."
 
 
 def _require(session: Session, model_id: int) -> ModelConfig:
@@ -38,9 +55,11 @@ def _validate(
     model_name: str,
     context_length: int | None,
     own_id: int | None = None,
+    prices: dict[str, Any] | None = None,
 ) -> None:
     """Raise ValidationFailed listing every bad field."""
     errors: dict[str, str] = {}
+    _check_prices(errors, prices or {})
     if not name:
         errors["name"] = "A name is required."
     else:
@@ -84,10 +103,18 @@ def create_model(
     api_key: str | None = None,
     context_length: int | None = None,
     is_default: bool = False,
+    price_input: float | None = None,
+    price_output: float | None = None,
 ) -> ModelConfig:
     name, base_url, model_name = name.strip(), base_url.strip(), model_name.strip()
+    prices = {"price_input": price_input, "price_output": price_output}
     _validate(
-        session, name=name, base_url=base_url, model_name=model_name, context_length=context_length
+        session,
+        name=name,
+        base_url=base_url,
+        model_name=model_name,
+        context_length=context_length,
+        prices=prices,
     )
     first = _oldest(session) is None
     model = ModelConfig(
@@ -96,6 +123,7 @@ def create_model(
         model_name=model_name,
         api_key=api_key or None,
         context_length=context_length,
+        **prices,
     )
     session.add(model)
     session.flush()
@@ -119,6 +147,10 @@ def update_model(*, session: Session, model_id: int, **fields: Any) -> ModelConf
     base_url = (fields.get("base_url", model.base_url) or "").strip()
     model_name = (fields.get("model_name", model.model_name) or "").strip()
     context_length = fields.get("context_length", model.context_length)
+    prices = {
+        "price_input": fields.get("price_input", model.price_input),
+        "price_output": fields.get("price_output", model.price_output),
+    }
     _validate(
         session,
         name=name,
@@ -126,9 +158,11 @@ def update_model(*, session: Session, model_id: int, **fields: Any) -> ModelConf
         model_name=model_name,
         context_length=context_length,
         own_id=model.id,
+        prices=prices,
     )
     model.name, model.base_url, model.model_name = name, base_url, model_name
     model.context_length = context_length
+    model.price_input, model.price_output = prices["price_input"], prices["price_output"]
     api_key = fields.get("api_key")
     if api_key is not None:
         model.api_key = api_key or None

@@ -69,6 +69,9 @@ class ModelConfig(SQLModel, table=True):
     model_name: str
     api_key: str | None = None
     context_length: int | None = None
+    # Optional prices in USD per million tokens: a cost per answer and per conversation.
+    price_input: float | None = None
+    price_output: float | None = None
     is_default: bool = False
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat import routes
+from agent_chat.components.always_allowed import always_allowed_section
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
 from agent_chat.rows import ModelRow
@@ -30,7 +31,23 @@ def _model_card(row: ModelRow) -> rx.Component:
                     ),
                     align="center",
                 ),
-                rx.text(row["model_name"], " · ", row["base_url"], size="1", color_scheme="gray"),
+                rx.text(
+                    row["model_name"],
+                    " · ",
+                    row["base_url"],
+                    rx.cond(
+                        (row["price_input"] != "") | (row["price_output"] != ""),
+                        rx.text.span(
+                            " · $",
+                            rx.cond(row["price_input"] != "", row["price_input"], "0"),
+                            " in / $",
+                            rx.cond(row["price_output"] != "", row["price_output"], "0"),
+                            " out per 1M tokens",
+                        ),
+                    ),
+                    size="1",
+                    color_scheme="gray",
+                ),
                 spacing="1",
                 flex="1",
                 min_width="0",
@@ -134,6 +151,22 @@ def _form() -> rx.Component:
                 "model-context-length",
                 "optional, e.g. 131072",
             ),
+            rx.hstack(
+                _field(
+                    "Price per 1M input tokens (USD)",
+                    "price_input",
+                    "model-price-input",
+                    "optional, e.g. 0.15",
+                ),
+                _field(
+                    "Price per 1M output tokens (USD)",
+                    "price_output",
+                    "model-price-output",
+                    "optional, e.g. 0.60",
+                ),
+                width="100%",
+                spacing="3",
+            ),
             rx.checkbox(
                 "Use as the default model",
                 checked=ModelsState.form_default,
@@ -197,6 +230,7 @@ def models_page() -> rx.Component:
                     rx.text("No model yet: add one below.", color_scheme="gray"),
                 ),
                 _form(),
+                always_allowed_section(),
                 rx.link(
                     "API tokens (HTTP API, command line) →",
                     href=routes.SETTINGS_TOKENS,

@@ -26,6 +26,7 @@ from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused
 from agent_chat.skills import list_skills
 from agent_chat.state.sidebar import SidebarState
+from agent_chat.usage import answer_usage, conversation_meter
 
 COMPOSER_ID = "composer"
 DEFAULT_CHOICE = "__default__"  # radix select items cannot have an empty value
@@ -55,6 +56,8 @@ class ChatState(SidebarState):
     selected_skill: str = NO_SKILL
     # (value, label, description) of every profile the operator enabled; the selector
     # shows only when there is a choice.
+    context_meter: str = ""  # the conversation's token use and context fill (usage.py)
+    context_percent: int = -1
     tool_profiles: list[list[str]] = []
     selected_profile: str = "chat"
 
@@ -129,13 +132,17 @@ class ChatState(SidebarState):
         unfolded = {m["id"]: m for m in self.messages if m["expanded"]}
         rows = []
         for m in view.messages:
-            row = message_row(m, view.stats.get(m.id), view.versions.get(m.id, (1, 1)))
+            used = answer_usage(m, view.models.get(m.model_id or 0))
+            row = message_row(m, view.stats.get(m.id), view.versions.get(m.id, (1, 1)), used)
             if m.id in self._streamed:
                 row = {**row, "content": "", "stream_id": self._streamed[m.id]}
             if m.id in unfolded:  # keep an unfolded thinking panel open across reloads
                 row = {**row, **{k: unfolded[m.id][k] for k in UNFOLDED_FIELDS}}
             rows.append(row)
         self._set("messages", rows)
+        meter = conversation_meter(view.branch, view.models, view.model)
+        self._set("context_meter", meter.text)
+        self._set("context_percent", meter.percent)
         if chat.model_id and any(m["id"] == chat.model_id for m in self.models):
             self.selected_model = str(chat.model_id)
         self.selected_skill = chat.skill_folder or NO_SKILL

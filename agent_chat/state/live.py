@@ -43,6 +43,8 @@ class LiveState(ChatState):
     clarify_id: str = ""
     question: str = ""
     choices: list[str] = []
+    pause_kind: str = ""  # "clarify" (a question) or "approval" (a command to allow)
+    danger: str = ""  # an approval: hermes' words for why the command is dangerous
     answer_sending: bool = False  # an answer is on its way to the agent
     answer_error: str = ""
 
@@ -95,7 +97,11 @@ class LiveState(ChatState):
         skill = None if self.selected_skill == NO_SKILL else self.selected_skill
         try:
             started = await svc.runs.send(
-                session_uuid=self.current_uuid, text=text, model_id=model_id, skill_folder=skill
+                session_uuid=self.current_uuid,
+                text=text,
+                model_id=model_id,
+                skill_folder=skill,
+                tool_profile=self.selected_profile,
             )
         except RunRefused as exc:
             self.composer_error = str(exc)  # the text stays in the box: nothing is lost
@@ -244,6 +250,7 @@ class LiveState(ChatState):
                     if self._watcher != watcher:
                         return  # a newer watcher (page load, reconnect) took over
                     await self.refresh()
+                    self.sync_bridge_banner()  # the bridge went away or came back
                     follow = None
                     current = self.current_uuid
                     if current and (shown is None or current in shown) and not self.run_id:

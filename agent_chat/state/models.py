@@ -10,7 +10,7 @@ from agent_chat.rows import ModelRow, model_row
 from agent_chat.runs.model_probe import probe_model
 from agent_chat.state.base import AppState
 
-FIELDS = ("name", "base_url", "model_name", "context_length")
+FIELDS = ("name", "base_url", "model_name", "context_length", "price_input", "price_output")
 API_KEY_INPUT_ID = "model-api-key-input"
 
 
@@ -80,6 +80,14 @@ class ModelsState(AppState):
                 {"context_length": "Enter a whole number of tokens, or leave it empty."}
             )
         fields["context_length"] = int(raw_length) if raw_length else None
+        for name in ("price_input", "price_output"):
+            raw = str(form.get(name) or "").strip().lstrip("$")
+            try:
+                fields[name] = float(raw) if raw else None
+            except ValueError:
+                raise ValidationFailed(
+                    {name: "Enter dollars per million tokens (e.g. 0.15), or leave it empty."}
+                ) from None
         return fields
 
     @rx.event

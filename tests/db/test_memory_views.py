@@ -126,7 +126,7 @@ def test_working_memory_is_what_history_for_sends_under_the_leaf(
     first = _turn(session, chat, None, "q1", "a1")
     summary = _add(session, chat, first, "SYSTEM", "they talked about q1", "SUMMARY")
     second = _turn(session, chat, summary, "q2", "a2 " * 10)
-    # A failed answer at the end is not sent; the question before it is.
+    # A failed answer at the end is sent as a note naming the failure, never its partial text.
     question = _add(session, chat, second, "USER", "q3", "SENT")
     leaf = _add(session, chat, question, "ASSISTANT", "boom", "FAILED")
 
@@ -135,7 +135,9 @@ def test_working_memory_is_what_history_for_sends_under_the_leaf(
     expected = history_for(session=session, chat_session_id=chat.id, parent_id=leaf.id)
     assert snap.working == expected
     assert snap.working[0]["content"].endswith("they talked about q1")
-    assert snap.working[-1] == {"role": "user", "content": "q3"}
+    assert snap.working[-2] == {"role": "user", "content": "q3"}
+    assert snap.working[-1]["role"] == "assistant"
+    assert snap.working[-1]["content"].startswith("[No answer: this reply failed")
     assert "boom" not in [m["content"] for m in snap.working]
     chars = sum(len(m["content"]) for m in expected)
     assert snap.working_chars == chars
