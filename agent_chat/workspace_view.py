@@ -4,13 +4,15 @@ one, as the page receives them (components/workspace.py renders them as text).""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import TypedDict
 
 from agent_chat.live.highlight import Token, language_for, tokens
+from agent_chat.tool_profiles import WORKSPACE, enabled_profiles
 from agent_chat.workspace_http import file_url
-from agent_chat.workspaces import FileEntry, Listing, Preview
+from agent_chat.workspaces import FileEntry, Listing, Preview, workspace_dir, workspaces_root
 
 _ICONS = (
     ({".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}, "file-image"),
@@ -42,6 +44,22 @@ class PreviewRow(TypedDict):
     modified: str
     download_url: str
     image_url: str
+
+
+def workspace_available(session_uuid: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the conversation has a workspace to show: the Workspace profile is enabled
+    (its runs make the folder), or the folder exists (made while it was enabled)."""
+    if not session_uuid:
+        return False
+    try:
+        if WORKSPACE in enabled_profiles(env):
+            return True
+    except ValueError:
+        pass  # a bad setting: the bridge refuses to start and says why; here, the folder decides
+    try:
+        return workspace_dir(workspaces_root(env), session_uuid).is_dir()
+    except ValueError:
+        return False
 
 
 def human_size(size: int) -> str:

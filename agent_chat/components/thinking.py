@@ -171,8 +171,17 @@ def current_tool(tool: rx.Var) -> rx.Component:
         rx.vstack(
             rx.hstack(
                 rx.spinner(size="2"),
-                rx.text("Running ", rx.code(row["tool"], variant="ghost"), size="2"),
-                tool_label(row["view"]),
+                rx.text(
+                    "Running ",
+                    rx.code(row["tool"], variant="ghost"),
+                    size="2",
+                    class_name="tv-running",
+                ),
+                # A console or code block below shows the command whole.
+                rx.cond(
+                    (row["view"]["kind"] != "terminal") & (row["view"]["kind"] != "code"),
+                    tool_label(row["view"]),
+                ),
                 align="center",
                 spacing="2",
                 class_name="tv-summary",

@@ -117,7 +117,7 @@ def lines_block(view: rx.Var, test_id: str) -> rx.Component:
     return rx.cond(
         view["lines"].length() > 0,
         rx.el.div(
-            rx.foreach(view["lines"], _line),
+            rx.el.div(rx.foreach(view["lines"], _line), class_name="tv-lines-inner"),
             class_name=f"tv-lines tv-{test_id}",
             custom_attrs=tid(f"tool-{test_id}"),
         ),

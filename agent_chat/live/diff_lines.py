@@ -11,6 +11,11 @@ DIFF_LINES = 400  # lines of one diff shown; the rest is counted in a "cut" line
 EXCERPT_LINES = 40  # lines of a read_file result shown
 _BRIDGE_CUT = re.compile(r"… \[truncated \d+ chars\]")
 _NUMBERED = re.compile(r"^\s*(\d+)\|(.*)$")
+# hermes names files in its diffs by absolute path ("--- a//data/workspaces/<uuid>/x.py"):
+# inside a conversation's folder the path from there on says it all.
+_WORKSPACE_HEADER = re.compile(
+    r"^(--- |\+\+\+ )(?:[ab]/)?/\S*?/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/"
+)
 
 
 class DiffLine(TypedDict):
@@ -43,7 +48,10 @@ def unified_lines(diff: str) -> list[DiffLine]:
     lines: list[DiffLine] = []
     for text in diff.splitlines():
         if text.startswith(("--- ", "+++ ")):
-            lines.append(_line("file", text))
+            short = _WORKSPACE_HEADER.sub(
+                lambda m: m.group(1) + "ab"[m.group(1) == "+++ "] + "/", text
+            )
+            lines.append(_line("file", short))
         elif text.startswith("@@"):
             lines.append(_line("hunk", text))
         elif text.startswith("+"):

@@ -17,7 +17,6 @@ import uuid
 import reflex as rx
 
 from agent_chat.state.chat import ChatState
-from agent_chat.tool_profiles import WORKSPACE, enabled_profiles
 from agent_chat.workspace_view import (
     FileRow,
     PreviewRow,
@@ -25,20 +24,14 @@ from agent_chat.workspace_view import (
     missing_preview,
     preview_row,
     stamp,
+    workspace_available,
 )
-from agent_chat.workspaces import list_files, read_preview, workspace_dir, workspaces_root
+from agent_chat.workspaces import list_files, read_preview, workspaces_root
 
 log = logging.getLogger(__name__)
 
 POLL_S = 1.5
 PREVIEW_CAP = 100 * 1024  # bytes of a text file sent to the drawer
-
-
-def _workspace_enabled() -> bool:
-    try:
-        return WORKSPACE in enabled_profiles()
-    except ValueError:
-        return False
 
 
 class WorkspaceState(ChatState):
@@ -58,14 +51,7 @@ class WorkspaceState(ChatState):
     @rx.var
     def workspace_available(self) -> bool:
         """The button shows when the Workspace profile is on or the folder exists."""
-        if not self.current_uuid:
-            return False
-        if _workspace_enabled():
-            return True
-        try:
-            return workspace_dir(workspaces_root(), self.current_uuid).is_dir()
-        except ValueError:
-            return False
+        return workspace_available(self.current_uuid)
 
     @rx.event
     async def open_workspace(self):

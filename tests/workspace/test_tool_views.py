@@ -151,6 +151,12 @@ def test_patch_replace_shows_hermes_diff_or_the_change_it_tries() -> None:
     done = shape(call("patch", args, PATCH_OK))
     assert done["label"] == "hello.py"
     assert kinds(done) == ["file", "file", "hunk", "ctx", "del", "add", "add"]
+    assert done["lines"][0]["text"] == "--- a//w/hello.py"  # outside a workspace: as hermes said
+    in_workspace = PATCH_OK.replace(
+        "//w/", "//data/workspaces/0b3c8a52-6a43-4b6f-9a53-1f0e6f3c2d11/"
+    )
+    headers = [x["text"] for x in shape(call("patch", args, in_workspace))["lines"][:2]]
+    assert headers == ["--- a/hello.py", "+++ b/hello.py"]
     running = shape(call("patch", args))
     assert [(x["kind"], x["text"]) for x in running["lines"]] == [
         ("del", "-x = 2"),

@@ -72,3 +72,17 @@ def test_an_image_preview_loads_inline_and_changes_url_when_the_file_does() -> N
         f"/api/chat/sessions/{UUID}/workspace/a%20b/p%231.png?inline=1&v="
     )
     assert one["image_url"] != two["image_url"]
+
+
+def test_the_button_shows_with_the_workspace_profile_or_an_existing_folder(tmp_path) -> None:
+    from agent_chat.workspace_view import workspace_available
+
+    root = {"AGENT_CHAT_WORKSPACES_DIR": str(tmp_path)}
+    assert not workspace_available(UUID, {**root, "AGENT_CHAT_TOOL_PROFILES": "chat"})
+    assert not workspace_available(UUID, root)  # the default is Chat alone
+    assert workspace_available(UUID, {**root, "AGENT_CHAT_TOOL_PROFILES": "chat,workspace"})
+    (tmp_path / UUID).mkdir()
+    assert workspace_available(UUID, {**root, "AGENT_CHAT_TOOL_PROFILES": "chat"})
+    assert workspace_available(UUID, {**root, "AGENT_CHAT_TOOL_PROFILES": "nonsense"})
+    assert not workspace_available("", {**root, "AGENT_CHAT_TOOL_PROFILES": "workspace"})
+    assert not workspace_available("../x", root)
