@@ -20,6 +20,7 @@ from agent_chat.state.approvals import AlwaysAllowedState
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
+from agent_chat.state.notify_settings import NotifySettingsState
 from agent_chat.state.tokens import TokensState
 
 
@@ -40,6 +41,8 @@ async def services_lifespan():
 
 app = rx.App(
     stylesheets=["/styles.css", "/memory.css", "/workspace.css"],
+    # Browser notifications and the tab title's count (opt-in on the settings page).
+    head_components=[rx.script(src="/notify.js")],
     # The HTTP API, served on the app's port (the services exist once they start), the
     # login gate around everything (a session cookie, or a personal API token for /api/*),
     # and outermost the Host/Origin guard (applied in order: the last wraps the rest).
@@ -62,7 +65,12 @@ app.add_page(
 app.add_page(
     models_page,
     route=routes.SETTINGS_MODELS,
-    on_load=[ModelsState.load, ModelsState.new, AlwaysAllowedState.load],
+    on_load=[
+        ModelsState.load,
+        ModelsState.new,
+        AlwaysAllowedState.load,
+        NotifySettingsState.load,
+    ],
     title="Models · Agent Chat",
 )
 app.add_page(

@@ -1,4 +1,5 @@
-"""Settings: the command patterns the person chose to "Always allow", each revocable."""
+"""Settings sections: the commands the person chose to "Always allow" (each revocable), and
+browser notifications."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import reflex as rx
 
 from agent_chat.components.common import tid
 from agent_chat.state.approvals import AlwaysAllowedState
+from agent_chat.state.notify_settings import NotifySettingsState
 
 
 def _rule(pattern: rx.Var) -> rx.Component:
@@ -52,4 +54,51 @@ def always_allowed_section() -> rx.Component:
             width="100%",
             custom_attrs=tid("always-allowed"),
         ),
+    )
+
+
+def notifications_section() -> rx.Component:
+    on = NotifySettingsState.notify == "on"
+    return rx.card(
+        rx.vstack(
+            rx.heading("Notifications", size="4"),
+            rx.text(
+                "Tell me in this browser when a conversation I am not looking at finishes or "
+                "needs an answer or an approval (the tab title counts them too).",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.hstack(
+                rx.cond(
+                    on,
+                    rx.button(
+                        "Turn off",
+                        variant="soft",
+                        on_click=NotifySettingsState.turn_off,
+                        custom_attrs=tid("notify-off"),
+                    ),
+                    rx.button(
+                        "Turn on",
+                        on_click=NotifySettingsState.turn_on,
+                        custom_attrs=tid("notify-on"),
+                    ),
+                ),
+                rx.text(
+                    rx.cond(
+                        on,
+                        "On in this browser.",
+                        rx.cond(
+                            NotifySettingsState.notify == "off", "Off.", NotifySettingsState.notify
+                        ),
+                    ),
+                    size="2",
+                    custom_attrs=tid("notify-status"),
+                ),
+                align="center",
+                spacing="3",
+            ),
+            spacing="2",
+            width="100%",
+        ),
+        width="100%",
     )

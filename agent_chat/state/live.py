@@ -11,6 +11,7 @@ newer loop (page load, reconnect) makes the older one stop at its next step.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import reflex as rx
@@ -18,10 +19,23 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.db import sessions
 from agent_chat.live.feed import LiveFeed
+from agent_chat.live.notices import Notice, notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun
 from agent_chat.state.chat import COMPOSER_ID, NO_SKILL, ChatState
+
+
+def notify_script(found: list[Notice], count: int) -> rx.event.EventSpec:
+    calls = [f"n.count({count});"] + [
+        f"n.notify({json.dumps(x.title)}, {json.dumps(x.body)}, "
+        f"{json.dumps(routes.chat_url(x.session_uuid))});"
+        for x in found
+    ]
+    return rx.call_script(
+        "(() => { const n = window.agentChatNotify; if (n) { " + " ".join(calls) + " } })()"
+    )
+
 
 COALESCE_S = 0.05  # at most one live update per 50 ms per tab
 LONG_ANSWER = 16_000  # characters; beyond, one update per 100 ms (benchmarks/RESULTS.md #3)
@@ -245,12 +259,17 @@ class LiveState(ChatState):
             # Subscribed first, then one catch-up: a change between the page load's own
             # refresh and this subscription is not lost.
             shown: set[str] | None = None  # None: every conversation may have changed
+            seen: dict[str, str] | None = None  # conversation states at the last look
+            told = -1  # the count the tab title shows
             while True:
                 async with self:
                     if self._watcher != watcher:
                         return  # a newer watcher (page load, reconnect) took over
                     await self.refresh()
                     self.sync_bridge_banner()  # the bridge went away or came back
+                    found, count, seen = notices(seen, self.sessions, self.current_uuid)
+                    tell = notify_script(found, count) if found or count != told else None
+                    told = count
                     follow = None
                     current = self.current_uuid
                     if current and (shown is None or current in shown) and not self.run_id:
@@ -258,6 +277,8 @@ class LiveState(ChatState):
                         await self.reload_messages()
                         if svc.runs.live_for_session(current):
                             follow = self._follow()
+                if tell is not None:
+                    yield tell
                 if follow is not None:
                     yield follow
                 change = None

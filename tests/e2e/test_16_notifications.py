@@ -1,0 +1,57 @@
+"""Notifications: turned on in settings, a conversation that finishes while the person looks
+at another one raises a browser notification (chromium, permission granted) and counts in the
+tab title; a click opens it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.browser import new_chat, send
+from tests.support.stack import Stack, ensure_fake_model
+
+pytestmark = pytest.mark.e2e
+
+# Records every notification the page makes (the real one would pop up on the desktop).
+SPY = """
+window.__notes = [];
+const Real = window.Notification;
+class SpyNotification {
+  constructor(title, options) {
+    this.title = title; this.options = options || {};
+    window.__notes.push({title, body: this.options.body, tag: this.options.tag, note: this});
+  }
+  close() {}
+  static get permission() { return Real.permission; }
+  static requestPermission() { return Real.requestPermission(); }
+}
+window.Notification = SpyNotification;
+"""
+
+
+def test_a_background_conversation_that_finishes_notifies_and_counts(
+    page: Page, stack: Stack
+) -> None:
+    page.context.grant_permissions(["notifications"], origin=stack.url)
+    page.add_init_script(SPY)
+    ensure_fake_model(page, stack)
+    page.goto(f"{stack.url}/settings/models")
+    page.get_by_test_id("notify-on").click()
+    expect(page.get_by_test_id("notify-status")).to_have_text("On in this browser.")
+
+    new_chat(page, stack)
+    send(page, "long 60 delay=0.05 background work")
+    expect(page.get_by_test_id("session-item")).to_have_count(1)
+    first_url = page.url
+    new_chat(page, stack)  # look elsewhere while it runs
+    page.wait_for_function("window.__notes.length > 0", timeout=60_000)
+    notes = page.evaluate("window.__notes.map(n => [n.title, n.body, n.tag])")
+    assert notes[0][0] == "An answer is ready"
+    assert notes[0][1].startswith("long 60")
+    assert first_url.endswith(notes[0][2])
+    expect(page).to_have_title(re.compile(r"^\(1\) "))
+    page.evaluate("window.__notes[0].note.onclick()")  # the person clicks it
+    expect(page).to_have_url(first_url)
+    expect(page).not_to_have_title(re.compile(r"^\(\d+\) "))
