@@ -12,6 +12,7 @@ import codecs
 import os
 import re
 import stat
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,7 @@ def resolve_inside(root: Path, session_uuid: str, relative: str) -> Path | None:
 # ---- reading a workspace (the app's panel and downloads) ---------------------------------
 
 MAX_LISTED = 500  # files listed in the panel; the rest are counted
+MAX_VISITED = 20_000  # entries one listing looks at, at most
 # Folders whose insides are tools' caches, not the agent's work: listed as skipped.
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".cache"})
 PREVIEW_BYTES = 256 * 1024  # of a text file read for the preview
@@ -93,11 +95,16 @@ class Listing:
     more: int = 0  # files past MAX_LISTED, not listed
     skipped: tuple[str, ...] = ()  # folders not walked (SKIPPED_DIRS)
     exists: bool = False  # the folder exists
+    complete: bool = True  # False: the walk stopped at MAX_VISITED (`more` is a lower bound)
 
 
-def list_files(root: Path, session_uuid: str, limit: int = MAX_LISTED) -> Listing:
-    """The workspace's regular files, sorted by path. Symlinks are listed only when they
-    lead to a file inside; folders are walked without following links."""
+def list_files(
+    root: Path, session_uuid: str, limit: int = MAX_LISTED, max_visited: int = MAX_VISITED
+) -> Listing:
+    """The workspace's regular files, sorted by path, shallow ones first when there are more
+    than `limit`. Symlinks are listed only when they lead to a file inside; folders are walked
+    without following links; past `max_visited` entries the walk stops (a cloned repository
+    must not cost a second per refresh) and `complete` is False."""
     try:
         folder = workspace_dir(root, session_uuid)
     except ValueError:
@@ -107,15 +114,21 @@ def list_files(root: Path, session_uuid: str, limit: int = MAX_LISTED) -> Listin
     base = folder.resolve()
     found: list[FileEntry] = []
     skipped: list[str] = []
-    more = 0
-    pending = [base]
+    more = visited = 0
+    pending = deque([base])
     while pending:
-        current = pending.pop()
+        current = pending.popleft()
         try:
-            entries = list(os.scandir(current))
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
+            visited += 1
+            if visited > max_visited:
+                return Listing(
+                    tuple(sorted(found, key=lambda f: f.path)), more, tuple(sorted(skipped)),
+                    exists=True, complete=False,
+                )  # fmt: skip
             relative = Path(entry.path).relative_to(base).as_posix()
             try:
                 if entry.is_dir(follow_symlinks=False):
@@ -128,11 +141,11 @@ def list_files(root: Path, session_uuid: str, limit: int = MAX_LISTED) -> Listin
                     continue
                 if not entry.is_file(follow_symlinks=True):
                     continue
+                if len(found) >= limit:
+                    more += 1
+                    continue
                 info = entry.stat(follow_symlinks=True)
             except OSError:
-                continue
-            if len(found) >= limit:
-                more += 1
                 continue
             found.append(FileEntry(relative, info.st_size, info.st_mtime))
     found.sort(key=lambda f: f.path)

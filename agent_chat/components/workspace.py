@@ -61,8 +61,12 @@ def _file_list() -> rx.Component:
             rx.el.div(
                 rx.foreach(S.ws_files, _file),
                 rx.cond(
-                    S.ws_more > 0,
-                    rx.text("… and ", S.ws_more, " more files", size="1", class_name="ws-more"),
+                    S.ws_partial,
+                    rx.text("… and more files (too many to count)", size="1", class_name="ws-more"),
+                    rx.cond(
+                        S.ws_more > 0,
+                        rx.text("… and ", S.ws_more, " more files", size="1", class_name="ws-more"),
+                    ),
                 ),
                 rx.cond(
                     S.ws_skipped.length() > 0,
@@ -164,6 +168,15 @@ def _header() -> rx.Component:
             rx.badge(S.ws_files.length() + S.ws_more, color_scheme="gray", variant="soft"),
         ),
         rx.spacer(),
+        rx.icon_button(
+            rx.icon("refresh-cw", size=14),
+            variant="ghost",
+            color_scheme="gray",
+            on_click=S.open_workspace,
+            aria_label="Refresh",
+            title="Refresh (the list also follows the agent's writes by itself)",
+            custom_attrs=tid("workspace-refresh"),
+        ),
         rx.dialog.close(
             rx.icon_button(
                 rx.icon("x", size=16),

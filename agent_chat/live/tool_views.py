@@ -188,7 +188,7 @@ def _write_file(call: ToolCall, seen: _Seen) -> ToolView:
     view["error"] = _error_of(result) or ("" if result or not raw else raw)
     if result and isinstance(result.get("lint"), dict) and result["lint"].get("status") == "error":
         view["output"] = _cut(_str(result["lint"].get("output")), OUTPUT_CHARS)
-    if not view["error"]:
+    if not view["error"] and not CUT_MARKER.search(content):  # a cut content is no base
         seen.files[_norm(path)] = content
     return _with_marker(view, marker)
 

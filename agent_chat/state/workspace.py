@@ -38,6 +38,7 @@ class WorkspaceState(ChatState):
     ws_open: bool = False
     ws_files: list[FileRow] = []
     ws_more: int = 0  # files not listed (past the cap)
+    ws_partial: bool = False  # the folder is too big to count all of it
     ws_skipped: list[str] = []  # folders not walked (caches such as .git)
     ws_exists: bool = False
     ws_loaded: bool = False
@@ -85,13 +86,16 @@ class WorkspaceState(ChatState):
             self._ws_uuid = session_uuid
             self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
         if not session_uuid:
-            self._set_if_changed(ws_files=[], ws_more=0, ws_skipped=[], ws_exists=False)
+            self._set_if_changed(
+                ws_files=[], ws_more=0, ws_partial=False, ws_skipped=[], ws_exists=False
+            )
             self.ws_loaded = True
             return
         listing = await asyncio.to_thread(list_files, workspaces_root(), session_uuid)
         self._set_if_changed(
             ws_files=file_rows(listing),
             ws_more=listing.more,
+            ws_partial=not listing.complete,
             ws_skipped=list(listing.skipped),
             ws_exists=listing.exists,
         )

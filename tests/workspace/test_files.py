@@ -141,3 +141,15 @@ def test_the_root_may_be_a_symlink_itself(tmp_path: Path, workspaces: Workspaces
     link.symlink_to(workspaces.root, target_is_directory=True)
     assert [f.path for f in list_files(link, workspaces.mine).files] == ["hello.py", "src/notes.md"]
     assert read_preview(link, workspaces.mine, "hello.py") is not None
+
+
+def test_a_huge_tree_is_walked_shallow_first_and_only_so_far(workspaces: Workspaces) -> None:
+    deep = workspaces.folder / "a" / "b"
+    deep.mkdir(parents=True)
+    for n in range(30):
+        (deep / f"{n:02}.txt").write_text("x")
+    listing = list_files(workspaces.root, workspaces.mine, limit=3, max_visited=20)
+    assert not listing.complete
+    assert [f.path for f in listing.files] == ["a/b/00.txt", "hello.py", "src/notes.md"]
+    whole = list_files(workspaces.root, workspaces.mine, limit=3)
+    assert whole.complete and whole.more == 29
