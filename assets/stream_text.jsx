@@ -6,6 +6,7 @@
 import React, { memo, useEffect, useMemo, useState } from "react";
 import ReactMarkdown from "react-markdown";
 import remarkGfm from "remark-gfm";
+import { CodeBlock } from "./code_block.jsx";
 
 const SWEEP_AFTER_MS = 15000; // a stream no component shows is dropped after this long
 
@@ -127,8 +128,10 @@ const htmlAsText = () => (tree) => {
 };
 const safeUrl = (url) => (/^\s*(javascript|vbscript|data):/i.test(url || "") ? "" : url);
 
-// A model's image becomes a link: nothing remote loads until the person clicks.
+// A model's image becomes a link: nothing remote loads until the person clicks. A fenced
+// code block is highlighted and gets a copy button (assets/code_block.jsx).
 const components = {
+  pre: CodeBlock,
   img: ({ src, alt }) => (
     <a href={src} target="_blank" rel="noopener noreferrer nofollow" className="md-image-link">
       {"🖼 "}

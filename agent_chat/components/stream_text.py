@@ -17,8 +17,13 @@ class StreamText(rx.Component):
 
     library = "$/public/stream_text.jsx"
     tag = "StreamText"
-    # What the .jsx imports (the versions Reflex's own rx.markdown uses).
-    lib_dependencies: list[str] = ["react-markdown@10.1.0", "remark-gfm@4.0.1"]
+    # What the .jsx files import (the versions Reflex's own rx.markdown and rx.code_block use;
+    # assets/code_block.jsx highlights code blocks with react-syntax-highlighter's Prism build).
+    lib_dependencies: list[str] = [
+        "react-markdown@10.1.0",
+        "remark-gfm@4.0.1",
+        "react-syntax-highlighter@16.1.2",
+    ]
 
     stream_id: rx.Var[str]
     text: rx.Var[str]

@@ -6,7 +6,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.composer import composer
-from agent_chat.components.layout import app_frame
+from agent_chat.components.layout import app_frame, phone_bar, sidebar_toggle
 from agent_chat.components.memory import memory_drawer
 from agent_chat.components.message import message
 from agent_chat.components.workspace import workspace_drawer
@@ -60,18 +60,71 @@ def _export_buttons() -> rx.Component:
     )
 
 
+def _menu_link(label: str, fmt: str) -> rx.Component:
+    return rx.dropdown_menu.item(
+        rx.link(
+            label,
+            href=routes.export_url(ChatState.current_uuid, fmt),
+            is_external=True,
+            underline="none",
+            color="inherit",
+            custom_attrs={"download": ""},
+        ),
+        as_child=True,
+        custom_attrs={"data-testid": f"menu-export-{fmt}"},
+    )
+
+
+def _phone_menu() -> rx.Component:
+    """Below 768 px the exports and the reset fold into one "more" menu (assets/styles.css)."""
+    return rx.cond(
+        ChatState.current_uuid != "",
+        rx.dropdown_menu.root(
+            rx.dropdown_menu.trigger(
+                rx.icon_button(
+                    rx.icon("ellipsis-vertical", size=18),
+                    variant="ghost",
+                    color_scheme="gray",
+                    aria_label="More actions",
+                    custom_attrs={"data-testid": "header-more"},
+                ),
+            ),
+            rx.dropdown_menu.content(
+                _menu_link("Export as Markdown", "md"),
+                _menu_link("Export as JSON", "json"),
+                rx.cond(
+                    ChatState.messages.length() > 0,
+                    rx.fragment(
+                        rx.dropdown_menu.separator(),
+                        rx.dropdown_menu.item(
+                            "Reset context",
+                            on_click=ChatState.reset_session,
+                            custom_attrs={"data-testid": "menu-reset-session"},
+                        ),
+                    ),
+                ),
+                align="end",
+            ),
+        ),
+    )
+
+
 def _header() -> rx.Component:
     return rx.hstack(
+        sidebar_toggle(),
         rx.heading(
             rx.cond(ChatState.title != "", ChatState.title, "New conversation"),
             size="3",
             truncate=True,
             flex="1",
+            min_width="0",
+            class_name="chat-title",
         ),
-        _export_buttons(),
+        rx.box(_export_buttons(), class_name="header-wide"),
         workspace_drawer(),
         memory_drawer(),
-        _reset_button(),
+        rx.box(_reset_button(), class_name="header-wide"),
+        rx.box(_phone_menu(), class_name="header-narrow"),
         align="center",
         class_name="chat-header",
     )
@@ -139,11 +192,12 @@ def chat_page() -> rx.Component:
     return app_frame(
         rx.cond(
             ChatState.not_found,
-            _not_found(),
+            rx.fragment(phone_bar(), _not_found()),
             rx.fragment(
                 _header(),
                 _conversation(),
                 composer(),
             ),
         ),
+        with_phone_bar=False,
     )
