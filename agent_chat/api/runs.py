@@ -29,7 +29,7 @@ FINAL_STATES = {
 }
 
 
-def check_message(svc: Backend, text: str) -> None:
+def check_message(svc: Backend, text: str, field: str = "message") -> None:
     """The page's message rules, with the status a client expects (422 empty, 413 long)."""
     limit = svc.settings.max_message_chars
     if len(text) > limit:
@@ -37,11 +37,12 @@ def check_message(svc: Backend, text: str) -> None:
             413,
             f"The message has {len(text):,} characters; the limit is {limit:,}.",
             code="message_too_long",
+            fields={field: f"at most {limit:,} characters"},
         )
     try:
         svc.runs.validate_message(text)
     except RunRefused as exc:
-        raise ApiError(422, str(exc), fields={"message": str(exc)}) from exc
+        raise ApiError(422, str(exc), fields={field: str(exc)}) from exc
 
 
 def check_can_start(svc: Backend, session_uuid: str) -> None:

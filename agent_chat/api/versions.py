@@ -34,6 +34,7 @@ async def _require(svc: Backend, message_id: int, role: MessageRole | None = Non
             f"Message {message_id} is a {message.role.lower()} message; "
             f"this needs a {role.value.lower()} message.",
             code="wrong_role",
+            fields={"messageId": f"not a {role.value.lower()} message"},
         )
     session_uuid = await svc.storage.call(session_uuid_of, chat_session_id=message.session_id)
     return message, session_uuid
@@ -65,7 +66,7 @@ async def edit(svc: Svc, message_id: MessageId, body: MessageEdit) -> RunStarted
     """A new version of a user message, answered afresh (a new run starts, as on the page;
     `newMessageId` is the new user message)."""
     _, session_uuid = await _require(svc, message_id, MessageRole.USER)
-    check_message(svc, body.content)
+    check_message(svc, body.content, "content")
     check_can_start(svc, session_uuid)
     return await started(
         svc.runs.edit(session_uuid=session_uuid, message_id=message_id, text=body.content),
