@@ -163,9 +163,10 @@ class RunStarted(Out):
 
 
 class PendingOut(Out):
-    kind: str = Field(description="`clarify` (a question) or another pause kind (approval).")
-    clarify_id: str
-    question: str
+    kind: str = Field(description="`clarify` (a question), `approval` (a dangerous step), …")
+    clarify_id: str = Field(description="Answer it with `POST .../resume` and this id.")
+    question: str = Field(description="The question (for an approval: the command).")
+    detail: str | None = Field(default=None, description="For an approval: why it is risky.")
     choices: list[str]
     created_at: Timestamp
 

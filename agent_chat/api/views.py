@@ -88,10 +88,10 @@ def pending_out(pause: RunPause) -> PendingOut:
     except ValueError:
         choices = []
     return PendingOut(
-        # run_pause gains a `kind` column for approvals; a question is the default kind.
-        kind=str(getattr(pause, "kind", None) or "clarify"),
+        kind=pause.kind or "clarify",
         clarify_id=pause.clarify_id,
         question=pause.question,
+        detail=pause.detail,
         choices=choices,
         created_at=pause.created_at,
     )

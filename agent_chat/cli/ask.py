@@ -28,6 +28,7 @@ class Answers:
     ask: Callable[[str, list[str]], str] | None = None
 
     def next(self, question: str, choices: list[str]) -> str:
+        """The answer to a question (or an approval, whose choices the API gives)."""
         if self.given:
             return pick(self.given.pop(0), choices)
         if self.interactive and self.ask is not None:
@@ -119,8 +120,13 @@ def answer_pending(client: Client, screen: Screen, run_id: str, answers: Answers
     if not pending:
         return  # answered meanwhile (in a browser tab)
     screen.pause()
+    question = str(pending["question"])
+    if pending.get("kind") == "approval":
+        question = f"Allow this step? {question}"
+        if pending.get("detail"):
+            question += f" ({pending['detail']})"
     try:
-        answer = answers.next(pending["question"], list(pending.get("choices") or []))
+        answer = answers.next(question, list(pending.get("choices") or []))
     except NeedsAnswer:
         client.stop(run_id)
         raise
