@@ -26,12 +26,18 @@ from agent_chat.workspace_view import (
     stamp,
     workspace_available,
 )
-from agent_chat.workspaces import list_files, read_preview, workspaces_root
+from agent_chat.workspaces import Listing, list_files, read_preview, workspaces_root
 
 log = logging.getLogger(__name__)
 
 POLL_S = 1.5
 PREVIEW_CAP = 100 * 1024  # bytes of a text file sent to the drawer
+
+
+def _listing(session_uuid: str) -> Listing:
+    if not session_uuid:
+        return Listing()
+    return list_files(workspaces_root(), session_uuid)
 
 
 class WorkspaceState(ChatState):
@@ -79,19 +85,15 @@ class WorkspaceState(ChatState):
     def close_preview(self):
         self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
 
-    async def _ws_refresh(self) -> None:
-        """List the folder (in a thread) and reload the preview if its file changed."""
+    async def _ws_refresh(self, listing: Listing | None = None) -> None:
+        """Show a listing of the conversation's folder (`listing`, else made now in a
+        thread) and reload the preview if its file changed."""
         session_uuid = self.current_uuid
         if session_uuid != self._ws_uuid:  # another conversation: its own files
             self._ws_uuid = session_uuid
             self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
-        if not session_uuid:
-            self._set_if_changed(
-                ws_files=[], ws_more=0, ws_partial=False, ws_skipped=[], ws_exists=False
-            )
-            self.ws_loaded = True
-            return
-        listing = await asyncio.to_thread(list_files, workspaces_root(), session_uuid)
+        if listing is None:
+            listing = await asyncio.to_thread(_listing, session_uuid)
         self._set_if_changed(
             ws_files=file_rows(listing),
             ws_more=listing.more,
@@ -127,7 +129,8 @@ class WorkspaceState(ChatState):
 
     @rx.event(background=True)
     async def ws_poll(self, poller: str):
-        """Keep the open drawer current (see the module's doc)."""
+        """Keep the open drawer current (see the module's doc). The folder is listed
+        outside the state lock: the tab's other events never wait for a walk."""
         async with self:
             token = self.router.session.client_token
         while True:
@@ -137,7 +140,14 @@ class WorkspaceState(ChatState):
             async with self:
                 if self._ws_poller != poller or not self.ws_open:
                     return
-                try:
-                    await self._ws_refresh()
-                except OSError:
-                    log.exception("listing the workspace of %s failed", self.current_uuid)
+                session_uuid = self.current_uuid
+            try:
+                listing = await asyncio.to_thread(_listing, session_uuid)
+            except OSError:
+                log.exception("listing the workspace of %s failed", session_uuid)
+                continue
+            async with self:
+                if self._ws_poller != poller or not self.ws_open:
+                    return
+                if self.current_uuid == session_uuid:
+                    await self._ws_refresh(listing)
