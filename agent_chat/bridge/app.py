@@ -22,7 +22,7 @@ from agent_chat.bridge.memory import MemoryLimitError, memory_files
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.registry import RunRegistry
 from agent_chat.bridge.runs import Run, RunRejected
-from agent_chat.bridge.schemas import ClarifyAnswer, MemoryUpdate, StartRunRequest
+from agent_chat.bridge.schemas import ClarifyAnswer, MemoryUpdate, StartRunRequest, SteerRequest
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
 from agent_chat.bridge.warm_up import warm_up
 from agent_chat.hosts import Allowed
@@ -176,6 +176,15 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
                 detail=f"No open question {body.clarify_id!r} in run {run_id!r} (unknown or already answered).",
             )
         return {"run_id": run_id, "clarify_id": body.clarify_id, "status": run.status.value}
+
+    @app.post("/runs/{run_id}/steer", dependencies=authed)
+    def steer_run(run_id: str, body: SteerRequest) -> dict[str, object]:
+        run = run_or_404(run_id)
+        try:
+            run.steer(body.text)
+        except RunRejected as exc:
+            raise HTTPException(status_code=exc.status_code, detail=exc.message) from exc
+        return {"run_id": run_id, "steered": True}
 
     @app.post("/runs/{run_id}/stop", dependencies=authed)
     def stop_run(run_id: str) -> dict[str, object]:

@@ -99,6 +99,7 @@ class Run:
         self._stop_requested = False
         self._expired = False  # failed by the idle watchdog
         self._pending: PendingClarify | None = None
+        self._steering = False  # guidance sent that hermes has not taken in yet
         self.agent: Any = None
         self.workspaces_root: Path | None = None  # Workspace runs work in a folder below
 
@@ -183,9 +184,27 @@ class Run:
             return pending.answer
 
     def check_stop(self) -> None:
-        """Re-deliver a stop to hermes (one that came before run_conversation started)."""
+        """At each step: re-deliver a stop to hermes (one that came before run_conversation
+        started), and report guidance hermes has taken into a tool result."""
         if self._stop_requested and self.agent is not None:
             self.agent.interrupt(STOP_MESSAGE)
+        with self._lock:
+            agent = self.agent
+            if self._steering and agent is not None and not getattr(agent, "_pending_steer", None):
+                self._steering = False
+                self.buffer.emit(EventType.STEER_RESULT, delivered=True)
+
+    def steer(self, text: str) -> None:
+        """Guidance for the working agent: hermes appends it to the next tool result
+        (`AIAgent.steer`); RunRejected(409) when the run is not working."""
+        with self._lock:
+            agent = self.agent
+            if self.finished or agent is None or self._stop_requested:
+                raise RunRejected(409, "The run is not working now: send a new message instead.")
+            if not agent.steer(text):
+                raise RunRejected(422, "Type the guidance first.")
+            self._steering = True
+            self.buffer.emit(EventType.STEER, text=text.strip())
 
     def finish(
         self,
@@ -213,6 +232,9 @@ class Run:
                 self.error = fields["error"]
             if record_usage is not None:
                 self.usage = record_usage
+            if self._steering:  # guidance hermes never took in: said so, before the end
+                self._steering = False
+                self.buffer.emit(EventType.STEER_RESULT, delivered=False)
             self.buffer.emit(event, **fields)
             return True
 

@@ -51,6 +51,10 @@ class ClarifyAnswer(BaseModel):
     answer: str
 
 
+class SteerRequest(BaseModel):
+    text: str = Field(min_length=1, max_length=100_000)
+
+
 class MemoryUpdate(BaseModel):
     """New MEMORY.md / USER.md texts; a missing field keeps the file as it is."""
 

@@ -98,6 +98,59 @@ def _context_meter() -> rx.Component:
     )
 
 
+def _queued_item(item: rx.Var) -> rx.Component:
+    return rx.hstack(
+        rx.icon("clock", size=14, color=rx.color("gray", 10)),
+        rx.text(item[1], size="2", class_name="queued-text", flex="1", min_width="0"),
+        rx.button(
+            "Edit",
+            size="1",
+            variant="ghost",
+            on_click=LiveState.edit_queued(item[0]),
+            custom_attrs=tid("queued-edit"),
+        ),
+        rx.icon_button(
+            rx.icon("x", size=14),
+            size="1",
+            variant="ghost",
+            color_scheme="gray",
+            aria_label="Remove from the queue",
+            on_click=LiveState.cancel_queued(item[0]),
+            custom_attrs=tid("queued-cancel"),
+        ),
+        align="center",
+        width="100%",
+        class_name="queued-message",
+        custom_attrs={"data-testid": "queued-message", "data-queued-id": item[0]},
+    )
+
+
+def _steer_item(steer: rx.Var) -> rx.Component:
+    return rx.text(
+        "You steered: ",
+        rx.text.span(steer[0], weight="medium"),
+        " · ",
+        rx.cond(
+            steer[1] == "delivered",
+            "the agent read it",
+            rx.cond(steer[1] == "sent", "waiting for the agent's next step", "not delivered"),
+        ),
+        size="1",
+        color_scheme="gray",
+        custom_attrs={"data-testid": "steer-entry", "data-state": steer[1]},
+    )
+
+
+def queue_and_steers() -> rx.Component:
+    """Guidance sent to the running agent, and the messages waiting for it to end."""
+    return rx.vstack(
+        rx.foreach(LiveState.steers, _steer_item),
+        rx.foreach(ChatState.queued, _queued_item),
+        spacing="1",
+        width="100%",
+    )
+
+
 def no_model_notice() -> rx.Component:
     return rx.callout.root(
         rx.callout.icon(rx.icon("info")),
@@ -114,6 +167,7 @@ def no_model_notice() -> rx.Component:
 def composer() -> rx.Component:
     return rx.vstack(
         rx.cond(ChatState.no_model, no_model_notice()),
+        queue_and_steers(),
         rx.form(
             rx.vstack(
                 rx.hstack(
@@ -152,12 +206,39 @@ def composer() -> rx.Component:
                             custom_attrs=tid("stop-button"),
                         ),
                     ),
-                    rx.icon_button(
-                        rx.icon("arrow-up", size=18),
-                        type="submit",
-                        disabled=LiveState.running | ChatState.no_model,
-                        aria_label="Send",
-                        custom_attrs=tid("send-button"),
+                    rx.cond(
+                        LiveState.running,
+                        rx.fragment(
+                            rx.tooltip(
+                                rx.button(
+                                    "Steer",
+                                    type="button",
+                                    variant="soft",
+                                    on_click=rx.call_script(
+                                        f"document.getElementById('{COMPOSER_ID}').value",
+                                        callback=LiveState.steer,
+                                    ),
+                                    custom_attrs=tid("steer-button"),
+                                ),
+                                content="Tell the working agent now (it reads it after its "
+                                "current step)",
+                            ),
+                            rx.tooltip(
+                                rx.button(
+                                    "Queue",
+                                    type="submit",
+                                    custom_attrs=tid("queue-button"),
+                                ),
+                                content="Send when this answer ends (Enter)",
+                            ),
+                        ),
+                        rx.icon_button(
+                            rx.icon("arrow-up", size=18),
+                            type="submit",
+                            disabled=ChatState.no_model,
+                            aria_label="Send",
+                            custom_attrs=tid("send-button"),
+                        ),
                     ),
                     align="end",
                     width="100%",

@@ -8,7 +8,8 @@ from sqlmodel import Session, select
 
 from agent_chat.db.logs import RunStats, run_stats
 from agent_chat.db.messages import active_branch, versions_of_branch
-from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, ModelConfig
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, ModelConfig, QueuedMessage
+from agent_chat.db.queue import list_queued
 from agent_chat.db.sessions import get_session
 
 
@@ -22,6 +23,7 @@ class Conversation:
     branch: list[ChatMessage] = field(default_factory=list)  # the whole active branch
     models: dict[int, ModelConfig] = field(default_factory=dict)  # by id (prices, windows)
     model: ModelConfig | None = None  # the model the next answer uses
+    queued: list[QueuedMessage] = field(default_factory=list)  # sent when the run ends
 
     @property
     def has_earlier(self) -> bool:
@@ -44,6 +46,7 @@ def load_conversation(*, session: Session, session_uuid: str, limit: int) -> Con
         stats=run_stats(session=session, message_ids=assistant_ids),
         versions=versions_of_branch(session=session, chat_session_id=chat.id, branch=shown),
         branch=branch,
+        queued=list_queued(session=session, session_uuid=session_uuid),
         models=models,
         model=models.get(chat.model_id or 0)
         or next((m for m in models.values() if m.is_default), None),

@@ -200,3 +200,18 @@ class ApiToken(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     last_used_at: datetime | None = Field(default=None, sa_type=DateTime)
     revoked_at: datetime | None = Field(default=None, sa_type=DateTime)
+
+
+class QueuedMessage(SQLModel, table=True):
+    """A message the person queued while a run worked: sent, in order, when it ends."""
+
+    __tablename__ = "queued_message"
+    __table_args__ = ({"extend_existing": True},)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: int = Field(foreign_key="chat_session.id", ondelete="CASCADE", index=True)
+    content: str = Field(sa_type=Text)
+    model_id: int | None = None
+    skill_folder: str | None = None
+    tool_profile: str | None = None
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)

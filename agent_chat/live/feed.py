@@ -95,6 +95,7 @@ class LiveFeed:
             "clarify_id": clarify.clarify_id if clarify else "",
             "question": clarify.question if clarify else "",
             "choices": list(clarify.choices) if clarify else [],
+            "steers": [list(steer) for steer in view.steers],
             "pause_kind": clarify.kind if clarify else "",
             "danger": clarify.description if clarify else "",
         }

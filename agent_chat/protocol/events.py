@@ -29,6 +29,10 @@ class EventType(StrEnum):
     # once/session/always/deny); resolved with the `answer` chosen (deny when stopped).
     APPROVAL_REQUEST = "approval_request"
     APPROVAL_RESOLVED = "approval_resolved"
+    # The person's guidance for the running agent (`text`); hermes adds it to the next tool
+    # result. `steer_result`: `delivered` (at `step`), or not (the run ended first).
+    STEER = "steer"
+    STEER_RESULT = "steer_result"
     CONTEXT_COMPACTED = "context_compacted"
     RUN_COMPLETED = "run_completed"
     RUN_FAILED = "run_failed"

@@ -60,6 +60,7 @@ class RunView:
     usage: dict[str, int] = field(default_factory=dict)
     steps: int = 0
     compactions: tuple[str, ...] = ()
+    steers: tuple[tuple[str, str], ...] = ()  # (text, "sent" | "delivered" | "not delivered")
     started_ts: float | None = None
     ended_ts: float | None = None
     last_seq: int = 0
@@ -250,6 +251,16 @@ def _clarify_resolved(view: RunView, e: dict, ts: float | None) -> RunView:
     )
 
 
+def _steer(view: RunView, e: dict, ts: float | None) -> RunView:
+    return replace(view, steers=(*view.steers, (str(e.get("text") or ""), "sent")))
+
+
+def _steer_result(view: RunView, e: dict, ts: float | None) -> RunView:
+    outcome = "delivered" if e.get("delivered") else "not delivered"
+    steers = tuple((text, outcome if state == "sent" else state) for text, state in view.steers)
+    return replace(view, steers=steers)
+
+
 def _context_compacted(view: RunView, e: dict, ts: float | None) -> RunView:
     return replace(view, compactions=(*view.compactions, str(e.get("summary") or "")))
 
@@ -316,6 +327,8 @@ _HANDLERS = {
     EventType.APPROVAL_REQUEST: _clarify_request,
     EventType.APPROVAL_RESOLVED: _clarify_resolved,
     EventType.CONTEXT_COMPACTED: _context_compacted,
+    EventType.STEER: _steer,
+    EventType.STEER_RESULT: _steer_result,
     EventType.BRIDGE_LINK: _bridge_link,
     EventType.RUN_COMPLETED: _finish(RunState.SUCCEEDED),
     EventType.RUN_FAILED: _finish(RunState.FAILED),

@@ -140,6 +140,9 @@ class BridgeClient:
             json={"clarify_id": clarify_id, "answer": answer},
         )
 
+    async def steer(self, run_id: str, text: str) -> None:
+        await self._request("POST", f"/runs/{run_id}/steer", json={"text": text})
+
     async def stop(self, run_id: str) -> dict[str, Any]:
         return (await self._request("POST", f"/runs/{run_id}/stop")).json()
 

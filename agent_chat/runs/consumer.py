@@ -74,6 +74,7 @@ class Consumer:
         bus: RunBus,
         lock: asyncio.Lock,
         forget: Callable[[LiveRun], None],
+        on_finished: Callable[[LiveRun, MessageStatus], None] = lambda live, status: None,
     ) -> None:
         self.storage = storage
         self.client = client
@@ -81,6 +82,7 @@ class Consumer:
         self.writer = LogBatchWriter(self._write_logs)
         self._lock = lock  # the manager's start lock: a run finishes under it
         self._forget = forget  # drops the run from the manager's registry
+        self._on_finished = on_finished  # e.g. sends the conversation's next queued message
         self.db_retry_s = 300.0  # how long a write waits out an unwritable database
 
     async def consume(self, live: LiveRun) -> None:
@@ -190,6 +192,7 @@ class Consumer:
                 log.exception("finalising message %s failed", live.message_id)
         self.bus.close(live.run_id)
         self.bus.publish_session(SessionChange(live.session_uuid, ""))
+        self._on_finished(live, status)
 
     async def store_with_retry(self, fn: Callable[..., Any], /, **kwargs: Any) -> Any:
         """A store call that outlasts a briefly unwritable database (locked, restarting)."""

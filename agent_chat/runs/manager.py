@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_chat.config import Settings
-from agent_chat.db import logs, messages, turns
+from agent_chat.db import logs, messages, queue, turns
 from agent_chat.db.models import ChatMessage, MessageStatus, ModelConfig
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
@@ -82,7 +82,9 @@ class RunManager:
             bus=self.bus,
             lock=self._lock,
             forget=lambda live: self._runs.pop(live.run_id, None),
+            on_finished=self._send_next_queued,
         )
+        self._queue_tasks: set[asyncio.Task] = set()
         self.writer = self.consumer.writer
 
     # ---- lifecycle -------------------------------------------------------------------
@@ -95,7 +97,7 @@ class RunManager:
 
     async def close(self) -> None:
         """Stop following runs (they go on in the bridge) and flush the logs."""
-        tasks = [r.task for r in self._runs.values() if r.task]
+        tasks = [r.task for r in self._runs.values() if r.task] + list(self._queue_tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -188,6 +190,49 @@ class RunManager:
 
     async def answer(self, run_id: str, clarify_id: str, answer: str) -> None:
         await self.client.answer_clarify(run_id, clarify_id, answer)
+
+    async def steer(self, run_id: str, text: str) -> None:
+        """Guidance for the running agent, added to its next tool result."""
+        self.validate_message(text)
+        await self.client.steer(run_id, text)
+
+    # ---- the queue: messages sent one after another as runs end ------------------------
+
+    async def queue(self, *, session_uuid: str, text: str, **choices: Any) -> StartedRun | None:
+        """Queue a message behind the conversation's run; sent at once (the StartedRun) when
+        no run works any more."""
+        self.validate_message(text)
+        await self._store(queue.add_queued, session_uuid=session_uuid, content=text, **choices)
+        if self.live_for_session(session_uuid) is None:
+            return await self._send_queued(session_uuid)
+        self.bus.publish_session(SessionChange(session_uuid, "running"))  # tabs show it
+        return None
+
+    def _send_next_queued(self, live: LiveRun, status: MessageStatus) -> None:
+        # A stop holds the queue: the person took control. Otherwise the next one goes.
+        if status == MessageStatus.STOPPED:
+            return
+        task = asyncio.create_task(self._send_queued(live.session_uuid), name="send-queued")
+        self._queue_tasks.add(task)
+        task.add_done_callback(self._queue_tasks.discard)
+
+    async def _send_queued(self, session_uuid: str) -> StartedRun | None:
+        queued = await self._store(queue.pop_queued, session_uuid=session_uuid)
+        if queued is None:
+            return None
+        try:
+            return await self.send(
+                session_uuid=session_uuid,
+                text=queued.content,
+                model_id=queued.model_id,
+                skill_folder=queued.skill_folder,
+                tool_profile=queued.tool_profile,
+            )
+        except RunRefused as exc:
+            # Back in its place at the front of the queue; it goes after the next run.
+            log.warning("a queued message of %s could not start: %s", session_uuid, exc)
+            await self._store(queue.put_back, queued=queued)
+            return None
 
     async def _store(self, fn: Any, /, **kwargs: Any) -> Any:
         """A store call whose refusal is the person's message."""

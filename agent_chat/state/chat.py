@@ -56,6 +56,7 @@ class ChatState(SidebarState):
     selected_skill: str = NO_SKILL
     # (value, label, description) of every profile the operator enabled; the selector
     # shows only when there is a choice.
+    queued: list[list[str]] = []  # [id, text] of messages sent when the run ends
     context_meter: str = ""  # the conversation's token use and context fill (usage.py)
     context_percent: int = -1
     tool_profiles: list[list[str]] = []
@@ -140,6 +141,7 @@ class ChatState(SidebarState):
                 row = {**row, **{k: unfolded[m.id][k] for k in UNFOLDED_FIELDS}}
             rows.append(row)
         self._set("messages", rows)
+        self._set("queued", [[str(q.id), q.content] for q in view.queued])
         meter = conversation_meter(view.branch, view.models, view.model)
         self._set("context_meter", meter.text)
         self._set("context_percent", meter.percent)

@@ -17,13 +17,23 @@ import uuid
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.db import sessions
+from agent_chat.db import queue, sessions
 from agent_chat.live.feed import LiveFeed
 from agent_chat.live.notices import Notice, notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun
 from agent_chat.state.chat import COMPOSER_ID, NO_SKILL, ChatState
+
+
+def clear_composer(sent: str) -> rx.event.EventSpec:
+    """Empty the composer if it still holds what was sent: text typed since (the person
+    goes on typing while the server answers) is never wiped."""
+    return rx.call_script(
+        f"(el => {{ if (el && el.value === {json.dumps(sent)}) {{ el.value = ''; "
+        "el.dispatchEvent(new Event('input', { bubbles: true })); } })"
+        f"(document.getElementById({json.dumps(COMPOSER_ID)}))"
+    )
 
 
 def notify_script(found: list[Notice], count: int) -> rx.event.EventSpec:
@@ -57,6 +67,7 @@ class LiveState(ChatState):
     clarify_id: str = ""
     question: str = ""
     choices: list[str] = []
+    steers: list[list[str]] = []  # [text, "sent" | "delivered" | "not delivered"]
     pause_kind: str = ""  # "clarify" (a question) or "approval" (a command to allow)
     danger: str = ""  # an approval: hermes' words for why the command is dangerous
     answer_sending: bool = False  # an answer is on its way to the agent
@@ -103,6 +114,8 @@ class LiveState(ChatState):
         except RunRefused as exc:
             self.composer_error = str(exc)
             return None
+        if self.current_uuid and svc.runs.live_for_session(self.current_uuid):
+            return await self._queue(text)  # a run works: Enter queues behind it
         new_session = not self.current_uuid
         if new_session:
             chat = await svc.storage.call(sessions.create_session)
@@ -123,7 +136,64 @@ class LiveState(ChatState):
         follow = await self._after_new_run(started)
         # A new conversation gets its own URL; its page load starts the follower.
         then = rx.redirect(routes.chat_url(self.current_uuid)) if new_session else follow
-        return [rx.set_value(COMPOSER_ID, ""), then]
+        return [clear_composer(text), then]
+
+    # ---- queue and steer while a run works ----------------------------------------------
+
+    def _choices(self) -> dict:
+        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
+        skill = None if self.selected_skill == NO_SKILL else self.selected_skill
+        return {"model_id": model_id, "skill_folder": skill, "tool_profile": self.selected_profile}
+
+    async def _queue(self, text: str):
+        try:
+            started = await self.svc().runs.queue(
+                session_uuid=self.current_uuid, text=text, **self._choices()
+            )
+        except RunRefused as exc:
+            self.composer_error = str(exc)
+            return None
+        follow = await self._after_new_run(started) if started else None
+        if started is None:
+            await self.reload_messages()
+        return [clear_composer(text), *([follow] if follow else [])]
+
+    @rx.event
+    async def queue_message(self, text: str):
+        """The Queue button: sent when the running answer ends."""
+        self.composer_error = ""
+        if not self.current_uuid:
+            return LiveState.send({"message": text})
+        return await self._queue(str(text or ""))
+
+    @rx.event
+    async def steer(self, text: str):
+        """The Steer button: guidance the working agent reads with its next tool result."""
+        self.composer_error = ""
+        if not self.run_id:
+            self.composer_error = "Nothing is running: send it as a message instead."
+            return None
+        try:
+            await self.svc().runs.steer(self.run_id, str(text or ""))
+        except RunRefused as exc:
+            self.composer_error = str(exc)
+            return None
+        except BridgeError as exc:
+            self.composer_error = f"The guidance was not delivered: {exc.message}"
+            return None
+        return clear_composer(str(text or ""))
+
+    @rx.event
+    async def cancel_queued(self, queued_id: str) -> None:
+        await self.svc().storage.call(queue.delete_queued, queued_id=int(queued_id))
+        await self.reload_messages()
+
+    @rx.event
+    async def edit_queued(self, queued_id: str):
+        """Take a queued message back into the composer to change it."""
+        taken = await self.svc().storage.call(queue.delete_queued, queued_id=int(queued_id))
+        await self.reload_messages()
+        return rx.set_value(COMPOSER_ID, taken.content) if taken else None
 
     async def _after_new_run(self, started: StartedRun):
         """Show the run just started here; the event that follows it live."""

@@ -134,3 +134,47 @@ async def test_question_unanswered_past_the_cap_is_cancelled_and_the_run_goes_on
         and resolved["timed_out"] is True
     )
     assert stream.events[-1].type == "run_completed"
+
+
+async def test_guidance_sent_while_the_agent_works_reaches_the_model(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    # The agent waits in a tool (clarify); guidance sent now is added to that tool's result.
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        run_id = await start_run(client, run_body(bridge.model(fake_model), "ask me", "steer-s"))
+
+        async def steer_then_answer(event: Received) -> None:
+            if event.type == "clarify_request":
+                steered = await client.post(
+                    f"/runs/{run_id}/steer", json={"text": "Prefer warm colours."}
+                )
+                assert steered.status_code == 200, steered.text
+                body = {"clarify_id": event.data["clarify_id"], "answer": "red"}
+                assert (await client.post(f"/runs/{run_id}/clarify", json=body)).status_code == 200
+
+        stream = await read_events(client, run_id, on_event=steer_then_answer)
+        late = await client.post(f"/runs/{run_id}/steer", json={"text": "too late"})
+    assert stream.first("steer").data["text"] == "Prefer warm colours."
+    assert stream.first("steer_result").data["delivered"] is True
+    assert stream.events[-1].type == "run_completed"
+    tool_results = [m for m in fake_model.requests()[-1]["messages"] if m["role"] == "tool"]
+    assert "Prefer warm colours." in tool_results[-1]["content"]
+    assert late.status_code == 409  # a finished run takes no guidance
+
+
+async def test_guidance_the_agent_never_took_in_is_reported_before_the_end(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        run_id = await start_run(
+            client, run_body(bridge.model(fake_model), "long 40 delay=0.05", "steer-late")
+        )
+
+        async def steer_once(event: Received) -> None:
+            if event.type == "text_delta" and event.data["text"] == "word3 ":
+                await client.post(f"/runs/{run_id}/steer", json={"text": "shorter please"})
+
+        stream = await read_events(client, run_id, on_event=steer_once)
+    types = stream.types()
+    assert types[-2:] == ["steer_result", "run_completed"]
+    assert stream.events[-2].data["delivered"] is False
