@@ -42,7 +42,15 @@ async def services_lifespan():
 app = rx.App(
     stylesheets=["/styles.css", "/memory.css", "/workspace.css"],
     # Browser notifications and the tab title's count (opt-in on the settings page).
-    head_components=[rx.script(src="/notify.js")],
+    # The phone's on-screen keyboard shrinks the page (the frame is 100dvh), so the composer
+    # and its send button stay above it (components/layout.py).
+    head_components=[
+        rx.script(src="/notify.js"),
+        rx.el.meta(
+            name="viewport",
+            content="width=device-width, initial-scale=1, interactive-widget=resizes-content",
+        ),
+    ],
     # The HTTP API, served on the app's port (the services exist once they start), the
     # login gate around everything (a session cookie, or a personal API token for /api/*),
     # and outermost the Host/Origin guard (applied in order: the last wraps the rest).

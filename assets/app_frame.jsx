@@ -4,14 +4,11 @@
 //   menu button opens it; the backdrop, Esc, choosing a conversation or "New conversation"
 //   close it.
 // - the keyboard shortcuts, and the dialog `?` opens that lists them.
-// - the on-screen keyboard: the viewport shrinks with it (interactive-widget), so the
-//   composer and its send button stay above it.
 // Everything here finds the page's elements by their data-testid: no server round trip.
 import React, { useEffect, useState } from "react";
 import { Dialog, Flex, Kbd, Text, Button } from "@radix-ui/themes";
 
 const PHONE = "(max-width: 767.98px)";
-const VIEWPORT = "width=device-width, initial-scale=1, interactive-widget=resizes-content";
 const byTestId = (id) => document.querySelector(`[data-testid="${id}"]`);
 
 const isMac = () =>
@@ -136,8 +133,6 @@ function Keys({ keys }) {
 export function FrameBehaviour() {
   const [help, setHelp] = useState(false);
   useEffect(() => {
-    const meta = document.querySelector('meta[name="viewport"]');
-    if (meta && !/interactive-widget/.test(meta.content)) meta.setAttribute("content", VIEWPORT);
     setDrawer(false); // closed on every page the app opens
     const openHelp = () => setHelp(true);
     const keys = (event) => onKeyDown(event, openHelp);

@@ -144,6 +144,7 @@ def _empty_start() -> rx.Component:
         ),
         flex="1",
         width="100%",
+        class_name="empty-start",
     )
 
 

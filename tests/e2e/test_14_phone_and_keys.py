@@ -127,6 +127,15 @@ def test_phone_drawer_closed_by_default_opens_and_closes_after_a_choice(chat: Pa
     expect(new_session).to_be_hidden()  # closed after choosing a conversation
     expect(page.get_by_test_id("message-user")).to_contain_text("The first conversation")
 
+    # The header's exports and reset fold into one menu that fits the phone.
+    expect(page.get_by_test_id("export-md")).to_be_hidden()
+    page.get_by_test_id("header-more").click()
+    expect(page.get_by_test_id("menu-reset-session")).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_test_id("menu-export-md").click()
+    assert download.value.suggested_filename.endswith(".md")
+    expect(page.get_by_test_id("menu-reset-session")).to_be_hidden()
+
     # Esc and the backdrop close it too; "New conversation" closes it and opens one.
     toggle.click()
     expect(new_session).to_be_visible()
@@ -202,9 +211,9 @@ def test_desktop_layout_keeps_the_sidebar_and_no_menu_button(chat: Page) -> None
     assert box is not None and box["x"] == 0 and box["width"] == 270
     pane = page.locator(".main-pane").bounding_box()
     assert pane is not None and pane["x"] == 270 and pane["width"] == DESKTOP["width"] - 270
-    expect(page.get_by_test_id("sidebar-toggle")).to_be_hidden()
-    expect(page.get_by_test_id("sidebar-close")).to_be_hidden()
-    expect(page.get_by_test_id("header-more")).to_be_hidden()
+    for hidden in ("sidebar-toggle", "sidebar-close", "header-more"):  # there, for phones
+        expect(page.get_by_test_id(hidden)).to_have_count(1)
+        expect(page.get_by_test_id(hidden)).to_be_hidden()
     expect(page.get_by_test_id("export-md")).to_be_visible()
     expect(page.get_by_test_id("new-session")).to_be_visible()
     expect(page.get_by_test_id("session-search")).to_be_visible()
