@@ -95,7 +95,7 @@ def test_tools_show_as_what_they_are_and_their_files_appear_in_the_drawer(
         ),  # fmt: skip
         ("read_file", {"path": "hello.py"}),
         ("execute_code", {"code": "print(sum(range(10)))"}),
-        ("terminal", {"command": "cat hello.py; sleep 4; exit 3"}),
+        ("terminal", {"command": "cat hello.py; sleep 6; exit 3"}),
     )
     send(page, message)
     answer = page.get_by_test_id("message-assistant")
@@ -111,10 +111,14 @@ def test_tools_show_as_what_they_are_and_their_files_appear_in_the_drawer(
     expect(drawer).to_have_count(0)
     # The current tool: the command it runs, as a console block.
     current = page.get_by_test_id("current-tool")
-    expect(current.get_by_test_id("tool-command")).to_have_text("$ cat hello.py; sleep 4; exit 3")
+    expect(current.get_by_test_id("tool-command")).to_have_text("$ cat hello.py; sleep 6; exit 3")
     live_items = answer.get_by_test_id("tool-history-item")
     expect(live_items).to_have_count(5)
     page.screenshot(path=str(ARTIFACTS / "tools-live.png"))
+    # The live history shows a finished call the way the stored log will (compared below).
+    answer.get_by_text("Tools used (5)").click()
+    live_write = open_item(answer, "write_file").locator(".tv-body").inner_text()
+    expect(answer).to_have_attribute("data-status", "RUNNING")  # it was still the live view
 
     expect(answer).to_have_attribute("data-status", "SUCCESS", timeout=30_000)
     expect(answer.get_by_test_id("message-content")).to_contain_text("Tool terminal done")
@@ -123,11 +127,12 @@ def test_tools_show_as_what_they_are_and_their_files_appear_in_the_drawer(
 
     terminal = open_item(panel, "terminal")
     console = terminal.get_by_test_id("tool-console")
-    expect(console.get_by_test_id("tool-command")).to_have_text("$ cat hello.py; sleep 4; exit 3")
+    expect(console.get_by_test_id("tool-command")).to_have_text("$ cat hello.py; sleep 6; exit 3")
     expect(console.get_by_test_id("tool-output")).to_contain_text("print('hello, patched')")
     expect(console.get_by_test_id("tool-exit-code")).to_have_text("exit 3")
     write = open_item(panel, "write_file")
     expect(write.get_by_test_id("tool-label")).to_have_text("hello.py")
+    assert write.locator(".tv-body").inner_text() == live_write
     added = write.locator('[data-testid="diff-line"][data-kind="add"]')
     expect(added).to_have_count(len(SCRIPT.splitlines()))
     expect(added.nth(4)).to_have_text("+    print('hello from the workspace')")
