@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 
 MAX_TITLE_CHARS = 200
 MAX_ANSWER_CHARS = 20_000
-MAX_ID = 2**53 - 1  # ids fit a JSON number exactly (and a 64-bit column: never a 500)
+MAX_ID = 2**31 - 1  # ids are INTEGER columns (32-bit on PostgreSQL): larger is a 422, not a 500
 
 
 def _utc(value: datetime) -> datetime:
