@@ -28,7 +28,6 @@ from agent_chat.api.schemas import (
 from agent_chat.api.views import message_out, session_out
 from agent_chat.db import api_reads, pauses, sessions
 from agent_chat.db.conversation import load_conversation
-from agent_chat.db.messages import active_branch, versions_of_branch
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
 from agent_chat.skills import list_skills
@@ -188,22 +187,6 @@ async def reset_session(svc: Svc, session_id: str, body: ResetBody | None = None
     return await _session_out(svc, await require_session(svc, session_id))
 
 
-def _page_of_branch(*, session, session_uuid: str, before: int | None, limit: int):
-    """The active branch's `limit` messages before `before` (or the newest), with versions."""
-    chat = sessions.get_session(session=session, session_uuid=session_uuid)
-    if chat is None:
-        return None
-    branch = active_branch(session=session, chat_session_id=chat.id)
-    end = len(branch)
-    if before is not None:
-        end = next((i for i, m in enumerate(branch) if m.id == before), -1)
-        if end < 0:
-            return False
-    shown = branch[max(0, end - limit) : end]
-    versions = versions_of_branch(session=session, chat_session_id=chat.id, branch=shown)
-    return shown, versions, end - len(shown) > 0
-
-
 @router.get(routes.API_SESSION_MESSAGES, response_model=MessagePage, responses=responses(404))
 async def list_messages(
     svc: Svc,
@@ -215,7 +198,7 @@ async def list_messages(
 ) -> MessagePage:
     """The active branch, a page at a time, oldest first within the page."""
     page = await svc.storage.call(
-        _page_of_branch, session_uuid=session_id, before=before, limit=limit
+        api_reads.page_of_branch, session_uuid=session_id, before=before, limit=limit
     )
     if page is None:
         raise not_found(f"Session {session_id!r}")

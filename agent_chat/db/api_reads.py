@@ -14,7 +14,7 @@ from sqlmodel import Session, col, select
 from agent_chat.db import model_configs, pauses, sessions
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.logs import list_logs
-from agent_chat.db.messages import message_by_run
+from agent_chat.db.messages import active_branch, message_by_run, versions_of_branch
 from agent_chat.db.models import (
     ChatMessage,
     ChatMessageLog,
@@ -162,3 +162,21 @@ def create_session(
     return sessions.create_session(
         session=session, title=title, model_id=model_id, skill_folder=skill_folder
     )
+
+
+def page_of_branch(*, session: Session, session_uuid: str, before: int | None, limit: int):
+    """The active branch's `limit` messages before `before` (or the newest), their versions
+    and whether older ones exist; None for an unknown session, False when `before` is not
+    on the active branch."""
+    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    if chat is None:
+        return None
+    branch = active_branch(session=session, chat_session_id=chat.id)
+    end = len(branch)
+    if before is not None:
+        end = next((i for i, m in enumerate(branch) if m.id == before), -1)
+        if end < 0:
+            return False
+    shown = branch[max(0, end - limit) : end]
+    versions = versions_of_branch(session=session, chat_session_id=chat.id, branch=shown)
+    return shown, versions, end - len(shown) > 0
