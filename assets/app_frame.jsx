@@ -107,9 +107,14 @@ function onClick(event, openHelp) {
   const target = event.target;
   if (!target || !target.closest) return;
   if (target.closest('[data-testid="sidebar-toggle"]')) {
-    setDrawer(!drawerOpen());
+    const open = !drawerOpen();
+    setDrawer(open);
+    // Focus goes into the drawer (its close button), and back to the menu button after.
+    if (open) requestAnimationFrame(() => { const b = byTestId("sidebar-close"); if (b) b.focus(); });
   } else if (target.closest('[data-testid="sidebar-close"], .sidebar-backdrop')) {
     setDrawer(false);
+    const toggle = document.querySelector('.main-pane [data-testid="sidebar-toggle"]');
+    if (toggle) toggle.focus();
   } else if (target.closest('[data-testid="shortcuts-button"]')) {
     openHelp();
   } else if (

@@ -51,7 +51,9 @@ STREAM_MESSAGE = (
 SMALL_TARGETS = """(root) => {
   const out = [];
   document.querySelectorAll(root).forEach((scope) => {
-    scope.querySelectorAll("button, [role=button], [role=combobox], [data-testid=session-item]")
+    const targets = "button, [role=button], [role=combobox], [data-testid=session-item], "
+      + "[data-testid=session-item] > a";
+    scope.querySelectorAll(targets)
       .forEach((el) => {
         const r = el.getBoundingClientRect();
         const style = getComputedStyle(el);
@@ -115,6 +117,7 @@ def test_phone_drawer_closed_by_default_opens_and_closes_after_a_choice(chat: Pa
     toggle.click()
     expect(new_session).to_be_visible()
     expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(page.get_by_test_id("sidebar-close")).to_be_focused()  # focus moves into it
     page.wait_for_function(
         "getComputedStyle(document.querySelector('.sidebar')).transform === 'none'"
     )
