@@ -4,7 +4,8 @@ A fresh `python -m agent_chat.bridge` process per checkout (this one, and with `
 an older checkout, e.g. a `git worktree`), started side by side in turn so both see the same
 load. For each round: the first message of a new conversation, a follow-up in it, and a
 conversation whose agent was evicted from the pool (pool size 1: another conversation ran in
-between). The bridge gets `--settle` seconds after /health first (a started bridge warms
+between), and (where the bridge has it) a conversation opened first (`POST .../prepare`, as the
+page does on opening one) and asked 2 s later. The bridge gets `--settle` seconds after /health first (a started bridge warms
 hermes up in the background; the issue's "after a bridge restart once the bridge is up").
 
     python benchmarks/first_answer.py [--before /tmp/bench-before] [--rounds 5]
@@ -65,7 +66,7 @@ def to_model(client: httpx.Client, fake, session: str, text: str) -> float:
     return arrived
 
 
-def one_round(root: Path, fake, settle: float) -> dict[str, float]:
+def one_round(root: Path, fake, settle: float, prepare_wait: float = 2.0) -> dict[str, float]:
     port = free_port()
     home = hermes_home(Path(tempfile.mkdtemp(prefix="first-answer-")))
     env = {
@@ -92,6 +93,12 @@ def one_round(root: Path, fake, settle: float) -> dict[str, float]:
             figures["follow-up"] = to_model(client, fake, first, "and again")
             to_model(client, fake, other, "someone else")  # evicts `first` (pool of 1)
             figures["evicted agent"] = to_model(client, fake, first, "back again")
+            # What the page does when a conversation opens: the agent is built meanwhile.
+            opened = str(uuid.uuid4())
+            model = {"base_url": fake.base_url, "model": "fake-model"}
+            if client.post(f"/sessions/{opened}/prepare", json={"model": model}).status_code == 202:
+                time.sleep(prepare_wait)
+                figures["opened, then first message"] = to_model(client, fake, opened, "hi")
         return figures
     finally:
         process.terminate()
@@ -116,7 +123,8 @@ def main() -> None:
     print(f"\nmedian of {args.rounds} (load {os.getloadavg()[0]:.1f}):")
     medians = {}
     for name, rounds in results.items():
-        medians[name] = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+        keys = sorted({k for r in rounds for k in r}, key=list(rounds[-1]).index)
+        medians[name] = {k: statistics.median(r[k] for r in rounds if k in r) for k in keys}
         print(f"  {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in medians[name].items()))
     out = ROOT / "benchmarks" / "results" / "first_answer.json"
     out.parent.mkdir(exist_ok=True)

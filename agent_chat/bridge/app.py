@@ -22,7 +22,13 @@ from agent_chat.bridge.memory import MemoryLimitError, memory_files
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.registry import RunRegistry
 from agent_chat.bridge.runs import Run, RunRejected
-from agent_chat.bridge.schemas import ClarifyAnswer, MemoryUpdate, StartRunRequest, SteerRequest
+from agent_chat.bridge.schemas import (
+    ClarifyAnswer,
+    MemoryUpdate,
+    PrepareRequest,
+    StartRunRequest,
+    SteerRequest,
+)
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
 from agent_chat.bridge.warm_up import warm_up
 from agent_chat.hosts import Allowed
@@ -66,6 +72,13 @@ class HostGuard:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _prepare_quietly(pool: AgentPool, session_id: str, body: PrepareRequest) -> None:
+    try:
+        pool.prepare(session_id, body.model, body.tool_profile)
+    except Exception:  # the first run will build it, and say what is wrong
+        logger.warning("preparing the agent of %s failed", session_id, exc_info=True)
 
 
 def create_app(settings: BridgeSettings | None = None) -> FastAPI:
@@ -191,6 +204,19 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         run = run_or_404(run_id)
         run.request_stop()
         return {"run_id": run_id, "status": run.status.value, "stop_requested": not run.finished}
+
+    @app.post("/sessions/{session_id}/prepare", status_code=202, dependencies=authed)
+    def prepare_session(session_id: str, body: PrepareRequest) -> dict[str, object]:
+        """Build the session's agent in the background; its first run then starts at once."""
+        if body.tool_profile not in settings.tool_profiles:
+            raise HTTPException(status_code=422, detail=f"{body.tool_profile!r} is not enabled.")
+        threading.Thread(
+            target=_prepare_quietly,
+            args=(pool, session_id, body),
+            name=f"prepare-{session_id[:8]}",
+            daemon=True,
+        ).start()
+        return {"session_id": session_id, "preparing": True}
 
     @app.post("/sessions/{session_id}/reset", dependencies=authed)
     def reset_session(session_id: str) -> dict[str, object]:

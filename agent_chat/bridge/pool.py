@@ -36,6 +36,9 @@ class AgentPool:
         self._size = size
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        # Builds in progress (prepare): an acquire for the same session and key waits for
+        # it instead of building a second agent.
+        self._building: dict[str, tuple[tuple[object, ...], threading.Event]] = {}
 
     def __len__(self) -> int:
         with self._lock:
@@ -45,6 +48,10 @@ class AgentPool:
         """The session's agent, built if missing or built for other model settings or
         another tool profile (toolsets are fixed when hermes builds an agent)."""
         key = (*model.pool_key(), profile)
+        with self._lock:
+            building = self._building.get(session_id)
+        if building is not None and building[0] == key:
+            building[1].wait(60)  # a prepare is building exactly this agent
         with self._lock:
             entry = self._entries.get(session_id)
             if entry is not None and entry.key == key and not entry.in_use:
@@ -58,6 +65,32 @@ class AgentPool:
             self._entries.move_to_end(session_id)
             self._evict()
         return agent
+
+    def prepare(self, session_id: str, model: ModelSpec, profile: str = "chat") -> bool:
+        """Build the session's agent ahead of its first message (the page calls this when a
+        conversation opens), so that message does not wait for it. It is built for this
+        session only, like any other: no agent ever moves between sessions. False when there
+        was nothing to do (already there, or being built)."""
+        key = (*model.pool_key(), profile)
+        with self._lock:
+            entry = self._entries.get(session_id)
+            if (entry is not None and entry.key == key) or session_id in self._building:
+                return False
+            done = threading.Event()
+            self._building[session_id] = (key, done)
+        try:
+            agent = self._factory(session_id, model, profile)
+            with self._lock:
+                current = self._entries.get(session_id)
+                if current is None or not current.in_use:
+                    self._entries[session_id] = _Entry(key=key, agent=agent)
+                    self._entries.move_to_end(session_id)
+                    self._evict()
+        finally:
+            with self._lock:
+                self._building.pop(session_id, None)
+            done.set()
+        return True
 
     def release(self, session_id: str, agent: Any) -> None:
         with self._lock:

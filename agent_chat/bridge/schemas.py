@@ -51,6 +51,13 @@ class ClarifyAnswer(BaseModel):
     answer: str
 
 
+class PrepareRequest(BaseModel):
+    """Build a session's agent ahead of its first message."""
+
+    model: ModelSpec
+    tool_profile: str = Field(default="chat", min_length=1, max_length=40)
+
+
 class SteerRequest(BaseModel):
     text: str = Field(min_length=1, max_length=100_000)
 

@@ -235,3 +235,34 @@ def existing_chat(session: Session, session_uuid: str) -> ChatSession:
     if chat is None:
         raise Refused("This conversation does not exist (it may have been deleted).")
     return chat
+
+
+@dataclass(frozen=True)
+class AgentTarget:
+    """What the conversation's next run would be built with (for preparing its agent)."""
+
+    hermes_session: str
+    model: ModelConfig
+    tool_profile: str
+
+
+def agent_target(
+    *,
+    session: Session,
+    session_uuid: str,
+    model_id: int | None,
+    tool_profile: str | None,
+    enabled_profiles: tuple[str, ...],
+) -> AgentTarget:
+    chat = existing_chat(session, session_uuid)
+    plan = TurnPlan(
+        TurnMode.SEND,
+        session_uuid,
+        tool_profile=tool_profile,
+        enabled_profiles=enabled_profiles,
+    )
+    return AgentTarget(
+        chat.hermes_session,
+        resolve_model(session, model_id, chat.model_id),
+        _tool_profile(plan, chat.tool_profile),
+    )

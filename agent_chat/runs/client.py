@@ -140,6 +140,10 @@ class BridgeClient:
             json={"clarify_id": clarify_id, "answer": answer},
         )
 
+    async def prepare(self, session_id: str, model: dict[str, Any], tool_profile: str) -> None:
+        body = {"model": model, "tool_profile": tool_profile}
+        await self._request("POST", f"/sessions/{session_id}/prepare", json=body)
+
     async def steer(self, run_id: str, text: str) -> None:
         await self._request("POST", f"/runs/{run_id}/steer", json={"text": text})
 

@@ -191,6 +191,37 @@ class RunManager:
     async def answer(self, run_id: str, clarify_id: str, answer: str) -> None:
         await self.client.answer_clarify(run_id, clarify_id, answer)
 
+    def prepare(
+        self, session_uuid: str, *, model_id: int | None = None, tool_profile: str | None = None
+    ) -> None:
+        """Have the bridge build the agent the conversation's next message needs, in the
+        background (a conversation was opened, or its model or tools changed), so that
+        message starts at once. Best effort: a failure only means the run builds it."""
+        if self.live_for_session(session_uuid) is not None:
+            return
+        task = asyncio.create_task(
+            self._prepare(session_uuid, model_id, tool_profile), name="prepare-agent"
+        )
+        self._queue_tasks.add(task)
+        task.add_done_callback(self._queue_tasks.discard)
+
+    async def _prepare(
+        self, session_uuid: str, model_id: int | None, tool_profile: str | None
+    ) -> None:
+        try:
+            target = await self.storage.call(
+                turns.agent_target,
+                session_uuid=session_uuid,
+                model_id=model_id,
+                tool_profile=tool_profile,
+                enabled_profiles=self.settings.tool_profiles,
+            )
+            await self.client.prepare(
+                target.hermes_session, bridge_model(target.model), target.tool_profile
+            )
+        except (turns.Refused, BridgeError, SQLAlchemyError) as exc:
+            log.debug("preparing the agent of %s skipped: %s", session_uuid, exc)
+
     async def steer(self, run_id: str, text: str) -> None:
         """Guidance for the running agent, added to its next tool result."""
         self.validate_message(text)

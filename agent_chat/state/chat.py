@@ -115,6 +115,8 @@ class ChatState(SidebarState):
         self._streamed = {}  # the page may have lost its streams: send texts whole
         await self._load_common()
         self.not_found = not await self.reload_messages()
+        if not self.not_found:
+            self._prepare_agent()
 
     async def reload_messages(self) -> bool:
         """Load the active branch from the database; False if the session is unknown."""
@@ -160,9 +162,18 @@ class ChatState(SidebarState):
 
     # ---- composer choices, versions, the thinking panel -----------------------------
 
+    def _prepare_agent(self) -> None:
+        # The next message's agent is built while the person types (bridge, background).
+        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
+        self.svc().runs.prepare(
+            self.current_uuid, model_id=model_id, tool_profile=self.selected_profile
+        )
+
     @rx.event
     def set_selected_model(self, value: str) -> None:
         self.selected_model = value
+        if self.current_uuid:
+            self._prepare_agent()
 
     @rx.event
     def set_selected_skill(self, value: str) -> None:
@@ -172,6 +183,8 @@ class ChatState(SidebarState):
     def set_selected_profile(self, value: str) -> None:
         if value in self.svc().settings.tool_profiles:
             self.selected_profile = value
+            if self.current_uuid:
+                self._prepare_agent()
 
     @rx.event
     async def load_earlier(self) -> None:
