@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import shutil
 import stat
 from collections import deque
 from collections.abc import Mapping
@@ -40,6 +41,22 @@ def ensure_workspace(root: Path, session_uuid: str) -> Path:
     folder = workspace_dir(root, session_uuid)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return folder.resolve()
+
+
+def remove_workspace(root: Path, session_uuid: str) -> bool:
+    """Delete a deleted conversation's folder and everything in it (False if it had none).
+    A symlinked folder is unlinked, never followed."""
+    try:
+        folder = workspace_dir(root, session_uuid)
+    except ValueError:
+        return False
+    if folder.is_symlink():
+        folder.unlink()
+        return True
+    if not folder.is_dir():
+        return False
+    shutil.rmtree(folder)
+    return True
 
 
 def inside(folder: Path, candidate: Path) -> bool:

@@ -6,6 +6,7 @@ state/chat.py); a session's `{session_id}` is its UUID.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 from fastapi import APIRouter, Query, Response
@@ -31,6 +32,7 @@ from agent_chat.db.conversation import load_conversation
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
 from agent_chat.skills import list_skills
+from agent_chat.workspaces import remove_workspace, workspaces_root
 
 router = APIRouter(tags=["sessions"])
 MAX_PAGE = 200
@@ -167,6 +169,7 @@ async def delete_session(svc: Svc, session_id: str) -> Response:
     await require_session(svc, session_id)
     refuse_while_running(svc, session_id, "Deleting")
     await svc.storage.call(sessions.delete_session, session_uuid=session_id)
+    await asyncio.to_thread(remove_workspace, workspaces_root(), session_id)  # its files too
     return Response(status_code=204)
 
 

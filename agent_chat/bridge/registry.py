@@ -10,8 +10,9 @@ import uuid
 from pathlib import Path
 
 from agent_chat.bridge.approvals import forget_session
+from agent_chat.bridge.execute import execute
 from agent_chat.bridge.pool import AgentPool
-from agent_chat.bridge.runs import Run, RunRejected, execute
+from agent_chat.bridge.runs import Run, RunRejected
 from agent_chat.bridge.schemas import StartRunRequest
 from agent_chat.protocol.events import RunState
 

@@ -1,4 +1,5 @@
-"""Runs: one thread per run, its status, stop, the clarify wait, and the idle watchdog.
+"""Runs: one run's state (status, stop, questions and approvals, guidance) and the idle
+watchdog; its thread's body is bridge/execute.py.
 
 Locking: the registry lock guards admission (busy session, duplicate id, cap); each run's
 lock guards its status, stop flag and pending question, so a stop that lands just before a
@@ -13,25 +14,19 @@ stuck in a read, and whatever the run thread reports afterwards is dropped (one 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_chat.bridge.approvals import CHOICES, DENY, ONCE, SESSION, approvals_for
+from agent_chat.bridge.approvals import CHOICES, DENY, ONCE, SESSION
 from agent_chat.bridge.events import EventBuffer
-from agent_chat.bridge.failures import abnormal_end_sentence, idle_sentence, readable_failure
-from agent_chat.bridge.hermes_callbacks import CallbackMapper
-from agent_chat.bridge.pool import AgentPool
+from agent_chat.bridge.failures import idle_sentence
 from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
-from agent_chat.bridge.workspace import close_workspace, open_workspace
 from agent_chat.protocol.events import FINISHED_STATES, EventType, RunState
-from agent_chat.tool_profiles import uses_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -307,116 +302,3 @@ class Run:
             agent = self.agent
         if agent is not None:
             agent.interrupt(STOP_MESSAGE)
-
-
-def _usage(result: dict[str, Any]) -> dict[str, int]:
-    return {
-        "input_tokens": int(result.get("input_tokens") or 0),
-        "output_tokens": int(result.get("output_tokens") or 0),
-        "total_tokens": int(result.get("total_tokens") or 0),
-    }
-
-
-def execute(run: Run, pool: AgentPool) -> None:
-    """The body of a run's thread: build or reuse the agent, run one turn, finish."""
-    from agent_chat.bridge.agent_factory import apply_context_length
-
-    request = run.request
-    run.buffer.emit(EventType.RUN_STARTED, session_id=run.session_id, model=run.model.model)
-    agent = None
-    try:
-        if run.stop_requested:
-            run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
-            return
-        profile = request.tool_profile
-        agent = pool.acquire(run.session_id, run.model, profile)
-        mapper = CallbackMapper(
-            emit=run.buffer.emit,
-            ask=run.ask,
-            on_step=run.check_stop,
-            summary=lambda: _compaction_summary(agent),
-        )
-        for name, callback in mapper.callbacks().items():
-            setattr(agent, name, callback)
-        agent.ephemeral_system_prompt = request.system_prompt or None
-        agent.max_iterations = request.max_iterations or 90
-        apply_context_length(agent, run.model)
-        agent.clear_interrupt()  # before run.agent is set, so it cannot erase a new stop
-        run.agent = agent
-        if run.stop_requested:  # a stop (or the watchdog) came while the agent was built
-            run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
-            return
-        history = [m.model_dump() for m in request.history]
-        with approvals_for(run.session_id, run.approve), _workspace(run, profile):
-            result = agent.run_conversation(
-                request.message, conversation_history=history, task_id=run.session_id
-            )
-        _finish_from_result(run, result)
-    except Exception as exc:
-        logger.exception("run %s crashed", run.run_id)
-        if run.stop_requested:
-            run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
-        else:
-            run.finish(RunState.FAILED, EventType.RUN_FAILED, error=f"The agent failed: {exc}")
-    finally:
-        run.agent = None
-        if agent is not None:
-            for name in CallbackMapper.callback_attribute_names():
-                setattr(agent, name, None)
-            pool.release(run.session_id, agent)
-
-
-def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
-    final_text = str(result.get("final_response") or "")
-    usage = _usage(result)
-    if run.stop_requested or result.get("interrupted"):
-        # What was streamed is the answer; hermes' final text of an interrupted turn is its
-        # own notice ("Operation interrupted: retrying API call ...").
-        run.finish(RunState.STOPPED, EventType.RUN_STOPPED, record_usage=usage, final_text="")
-    elif result.get("failed") or not result.get("completed", True):
-        error = readable_failure(result, run.model.base_url)
-        # hermes' own words stay in the log; the person reads the sentence.
-        logger.warning(
-            "run %s failed: %s | hermes: error=%r failure_reason=%r final_response=%r",
-            run.run_id,
-            error,
-            result.get("error"),
-            result.get("failure_reason"),
-            str(result.get("final_response") or "")[:500],
-        )
-        run.finish(RunState.FAILED, EventType.RUN_FAILED, record_usage=usage, error=error)
-    elif (abnormal := abnormal_end_sentence(result)) is not None:
-        logger.warning(
-            "run %s ended without an answer: %s | hermes: turn_exit_reason=%r final_response=%r",
-            run.run_id,
-            abnormal,
-            result.get("turn_exit_reason"),
-            final_text[:300],
-        )
-        run.finish(RunState.FAILED, EventType.RUN_FAILED, record_usage=usage, error=abnormal)
-    else:
-        run.finish(
-            RunState.SUCCEEDED,
-            EventType.RUN_COMPLETED,
-            record_usage=usage,
-            final_text=final_text,
-            usage=usage,
-        )
-
-
-@contextlib.contextmanager
-def _workspace(run: Run, profile: str) -> Iterator[None]:
-    if not uses_workspace(profile) or run.workspaces_root is None:
-        yield
-        return
-    open_workspace(run.workspaces_root, run.session_id, run.request.workspace or run.session_id)
-    try:
-        yield
-    finally:
-        close_workspace(run.session_id)
-
-
-def _compaction_summary(agent: Any) -> str:
-    # hermes keeps the latest summary on its compressor (private attribute, read defensively).
-    compressor = getattr(agent, "context_compressor", None)
-    return str(getattr(compressor, "_previous_summary", None) or "")

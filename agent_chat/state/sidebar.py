@@ -3,6 +3,8 @@ shows: the conversation states derive from this one."""
 
 from __future__ import annotations
 
+import asyncio
+
 import reflex as rx
 
 from agent_chat import routes
@@ -11,6 +13,7 @@ from agent_chat.db.errors import StoreError
 from agent_chat.db.models import SessionStatus
 from agent_chat.rows import SessionRow, session_row
 from agent_chat.state.base import AppState
+from agent_chat.workspaces import remove_workspace, workspaces_root
 
 PAGE_SIZE = 50
 
@@ -127,6 +130,8 @@ class SidebarState(AppState):
             await svc.storage.call(sessions.delete_session, session_uuid=session_uuid)
         except StoreError as exc:
             self.show_error(f"Could not delete: {exc}")
+        else:  # its files go with it
+            await asyncio.to_thread(remove_workspace, workspaces_root(), session_uuid)
         await self.refresh()
         if self.current_uuid == session_uuid:
             return rx.redirect(routes.INDEX)

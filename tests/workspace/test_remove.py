@@ -1,0 +1,29 @@
+"""A deleted conversation's folder goes with it (never following a symlink out)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from agent_chat.workspaces import ensure_workspace, remove_workspace
+
+
+def test_the_folder_and_its_files_are_removed(tmp_path: Path) -> None:
+    session = str(uuid.uuid4())
+    folder = ensure_workspace(tmp_path, session)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "file.txt").write_text("x")
+    assert remove_workspace(tmp_path, session) and not folder.exists()
+    assert not remove_workspace(tmp_path, session)  # nothing left to remove
+    assert not remove_workspace(tmp_path, "../etc")  # not a conversation id
+
+
+def test_a_symlinked_folder_is_unlinked_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("keep")
+    session = str(uuid.uuid4())
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / session).symlink_to(elsewhere)
+    assert remove_workspace(tmp_path / "root", session)
+    assert (elsewhere / "keep.txt").exists()
