@@ -29,6 +29,8 @@ function isTyping(target) {
   if (!target || !target.closest) return false;
   return Boolean(target.closest("input, textarea, select, [contenteditable='true'], [role='textbox']"));
 }
+const isComposer = (target) =>
+  Boolean(target && target.matches && target.matches('[data-testid="composer-input"], #composer'));
 // A dialog, menu or list box is open: its own Esc handling goes first.
 const overlayOpen = () =>
   Boolean(document.querySelector("[role='dialog'], [role='alertdialog'], [role='menu'], [role='listbox']"));
@@ -80,21 +82,20 @@ function onKeyDown(event, openHelp) {
     const button = byTestId("new-session");
     if (button) button.click();
   } else if (key === "Escape" && !mod) {
-    if (overlayOpen()) return;
+    if (overlayOpen()) return; // a dialog or menu closes first
     if (drawerOpen() && isPhone()) {
       setDrawer(false);
       event.preventDefault();
       return;
     }
+    if (isTyping(event.target) && !isComposer(event.target)) return; // e.g. rename keeps it
     const stop = byTestId("stop-button");
     if (stop) {
       event.preventDefault();
       stop.click();
     }
   } else if (key === "ArrowUp" && !mod && !event.shiftKey && !event.altKey) {
-    const target = event.target;
-    if (target && target.matches && target.matches('[data-testid="composer-input"], #composer')
-        && target.value === "" && editLastMessage()) {
+    if (isComposer(event.target) && event.target.value === "" && editLastMessage()) {
       event.preventDefault();
     }
   } else if (key === "?" && !mod && !isTyping(event.target) && !overlayOpen()) {

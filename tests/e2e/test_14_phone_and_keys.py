@@ -283,6 +283,7 @@ def test_keyboard_shortcuts(chat: Page) -> None:
     expect(page.get_by_test_id("new-session")).to_be_visible()
     expect(search).to_be_focused()
     page.keyboard.press("Escape")
+    expect(page.get_by_test_id("new-session")).to_be_hidden()
     page.set_viewport_size(DESKTOP)
 
     # Ctrl+Shift+O starts a conversation.
