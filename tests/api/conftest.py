@@ -1,5 +1,5 @@
-"""One real stack (fake model, bridge with hermes-agent, the app) for every test module of
-tests/api: starting the app costs most of a minute."""
+"""One real stack (fake model, bridge with hermes-agent, the app behind a password) for
+tests/api and tests/cli (tests/support/api.py): starting the app costs most of a minute."""
 
 from __future__ import annotations
 
@@ -8,17 +8,14 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.support.stack import Stack, ensure_fake_model, running_stack
+from tests.support.api import api_client, api_stack, api_stack_and_token, api_token
+from tests.support.stack import Stack
 
-
-@pytest.fixture(scope="package")
-def api_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("api"), token_delay=0.01) as stack:
-        ensure_fake_model(None, stack)
-        yield stack
+__all__ = ["api_stack", "api_stack_and_token", "api_token"]
 
 
 @pytest.fixture
-def client(api_stack: Stack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=api_stack.url, timeout=60) as client:
+def client(api_stack: Stack, api_token: str) -> Iterator[httpx.Client]:
+    """The API with a personal token (the app has a password)."""
+    with api_client(api_stack, api_token) as client:
         yield client

@@ -18,6 +18,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import positive_data_acceptance
 
 from agent_chat.api import create_api
+from tests.support.api import api_client
 from tests.support.stack import ARTIFACTS, Stack
 
 pytestmark = pytest.mark.e2e
@@ -40,9 +41,9 @@ schema = schemathesis.openapi.from_dict(SPEC)
 
 
 @pytest.fixture(scope="module")
-def base_url(api_stack: Stack) -> Iterator[str]:
+def base_url(api_stack: Stack, api_token: str) -> Iterator[str]:
     yield api_stack.url
-    _stop_every_run(api_stack.url)
+    _stop_every_run(api_stack, api_token)
     summary = (
         f"schemathesis: {len(calls)} operations, {sum(calls.values())} requests, "
         f"statuses {dict(sorted(statuses.items()))}; "
@@ -53,8 +54,8 @@ def base_url(api_stack: Stack) -> Iterator[str]:
     print("\n" + summary)
 
 
-def test_the_app_serves_this_document(base_url: str) -> None:
-    served = httpx.get(f"{base_url}/api/openapi.json", timeout=30)
+def test_the_app_serves_this_document(base_url: str, api_token: str) -> None:
+    served = httpx.get(f"{base_url}/api/openapi.json", headers=_auth(api_token), timeout=30)
     assert served.status_code == 200
     doc = served.json()
     assert doc.keys() == SPEC.keys() and doc["components"] == SPEC["components"]
@@ -71,18 +72,23 @@ def test_the_app_serves_this_document(base_url: str) -> None:
     suppress_health_check=list(HealthCheck),
     derandomize=True,  # the same requests every run: a failure reproduces
 )
-def test_every_operation_conforms_to_its_schema(case: schemathesis.Case, base_url: str) -> None:
+def test_every_operation_conforms_to_its_schema(
+    case: schemathesis.Case, base_url: str, api_token: str
+) -> None:
     path_values = [unquote(str(v)) for v in (case.path_parameters or {}).values()]
     if any("\n" in value for value in path_values):
         # Reflex's outermost router mounts the app with `/(?P<path>.*)`, which matches no
         # newline: such a path never reaches the app (nor its guard) and gets Starlette's
         # plain-text 404 there. Refused, which is right; its content type is not ours.
-        response = case.call(base_url=base_url, timeout=30)
+        response = case.call(base_url=base_url, headers=_auth(api_token), timeout=30)
         assert response.status_code == 404
         outside_the_app[case.operation.label] += 1
         return
     response = case.call_and_validate(
-        base_url=base_url, timeout=30, excluded_checks=[positive_data_acceptance]
+        base_url=base_url,
+        headers=_auth(api_token),
+        timeout=30,
+        excluded_checks=[positive_data_acceptance],
     )
     calls[case.operation.label] += 1
     statuses[response.status_code] += 1
@@ -95,9 +101,13 @@ def test_every_operation_conforms_to_its_schema(case: schemathesis.Case, base_ur
         assert fields and fields <= SEMANTIC_FIELDS, (fields, case.as_curl_command())
 
 
-def _stop_every_run(url: str) -> None:
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _stop_every_run(stack: Stack, token: str) -> None:
     """Generated messages start real runs: stop them, so the next test module starts idle."""
-    with httpx.Client(base_url=url, timeout=30) as client:
+    with api_client(stack, token, timeout=30) as client:
         deadline = time.monotonic() + 60
         while True:
             sessions = client.get("/api/chat/sessions", params={"limit": 200, "archived": True})

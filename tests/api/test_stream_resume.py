@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.support.api import new_session, read_stream, start_run
+from tests.support.api import api_client, new_session, read_stream, start_run
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -62,14 +62,16 @@ def test_resume_inside_a_stored_merged_row(client: httpx.Client) -> None:
     assert live.text().strip() == live.last().data["final_text"]
 
 
-def test_resume_across_a_restart_of_the_web_app(client: httpx.Client, api_stack: Stack) -> None:
+def test_resume_across_a_restart_of_the_web_app(
+    client: httpx.Client, api_stack: Stack, api_token: str
+) -> None:
     session_id = new_session(client)
     run = start_run(client, session_id, "long 300 delay=0.05")
     first = read_stream(client, run["runId"], max_events=25)
     resumed_at = first.ids()[-1]
     api_stack.stop_app()  # the run goes on in the bridge
     api_stack.start_app()
-    with httpx.Client(base_url=api_stack.url, timeout=90) as fresh:
+    with api_client(api_stack, api_token, timeout=90) as fresh:
         rest = read_stream(fresh, run["runId"], last_event_id=resumed_at)
         assert rest.last().type == "run_completed", rest.types()[-3:]
         _assert_ids_continue(first.ids(), rest.ids(), resumed_at)

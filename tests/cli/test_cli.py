@@ -1,5 +1,6 @@
 """`agent-chat` against the real stack, run as a user runs it (a process), on an app with a
-password: the CLI gets in with a personal API token (`Authorization: Bearer`)."""
+password: the CLI gets in with a personal API token (`Authorization: Bearer`). The stack is
+the one tests/api uses (tests/support/api.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -19,7 +19,7 @@ import pytest
 from agent_chat.db import api_tokens
 from agent_chat.db.engine import make_engine, open_session
 from tests.fakes.model_server import CLARIFY_CHOICES, CLARIFY_QUESTION
-from tests.support.stack import Stack, ensure_fake_model, running_stack
+from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -48,17 +48,8 @@ class Cli:
 
 
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
-    env = {"AGENT_CHAT_PASSWORD": "cli-test-password"}
-    with running_stack(tmp_path_factory.mktemp("cli"), token_delay=0.01, env=env) as stack:
-        ensure_fake_model(None, stack)
-        engine = make_engine(stack.db_url)
-        try:
-            with open_session(engine) as session:
-                token = api_tokens.create_token(session=session, name="CLI tests").token
-        finally:
-            engine.dispose()
-        yield Cli(stack, token)
+def cli(api_stack: Stack, api_token: str) -> Cli:
+    return Cli(api_stack, api_token)
 
 
 def _session_of(stderr: str) -> str:

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pytest
 from httpx_sse import connect_sse
+
+from agent_chat.db import api_tokens
+from agent_chat.db.engine import make_engine, open_session
+from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 TERMINAL = {"run_completed", "run_failed", "run_stopped"}
 
@@ -108,3 +114,50 @@ def wait_idle(client: httpx.Client, session_id: str, timeout: float = 60) -> Non
     while client.get(f"/api/chat/sessions/{session_id}").json()["session"]["hasActiveRun"]:
         assert time.monotonic() < deadline, f"session {session_id} still has a run"
         time.sleep(0.1)
+
+
+# --- one stack for tests/api and tests/cli ---------------------------------------------------
+
+PASSWORD = "api-test-password"
+_running: dict[str, tuple[Stack, str]] = {}
+
+
+@pytest.fixture(scope="session")
+def api_stack_and_token(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Stack, str]]:
+    """The real stack with a password (so every request goes through the login gate with a
+    personal API token), started once for tests/api and tests/cli: both conftests import
+    this fixture, which pytest registers once per folder, so the second returns the first's."""
+    if "stack" in _running:
+        yield _running["stack"]
+        return
+    env = {"AGENT_CHAT_PASSWORD": PASSWORD}
+    with running_stack(tmp_path_factory.mktemp("api"), token_delay=0.01, env=env) as stack:
+        ensure_fake_model(None, stack)
+        engine = make_engine(stack.db_url)
+        try:
+            with open_session(engine) as session:
+                token = api_tokens.create_token(session=session, name="tests").token
+        finally:
+            engine.dispose()
+        _running["stack"] = (stack, token)
+        try:
+            yield stack, token
+        finally:
+            _running.pop("stack", None)
+
+
+@pytest.fixture(scope="session")
+def api_stack(api_stack_and_token: tuple[Stack, str]) -> Stack:
+    return api_stack_and_token[0]
+
+
+@pytest.fixture(scope="session")
+def api_token(api_stack_and_token: tuple[Stack, str]) -> str:
+    return api_stack_and_token[1]
+
+
+def api_client(stack: Stack, token: str, *, timeout: float = 60) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {token}"}
+    return httpx.Client(base_url=stack.url, headers=headers, timeout=timeout)
