@@ -104,6 +104,16 @@ def test_paging_reset_and_export(client: httpx.Client) -> None:
     js = client.get(f"/api/chat/sessions/{session_id}/export?format=json&branch=all")
     assert js.json()["format"] == "agent-chat-export"
 
+    changed = client.patch(
+        f"/api/chat/sessions/{session_id}",
+        json={"title": "Counting", "skillFolder": "haiku", "modelId": None},
+    )
+    assert changed.status_code == 200, changed.text
+    assert (changed.json()["title"], changed.json()["skillFolder"]) == ("Counting", "haiku")
+    assert changed.json()["modelId"] is None
+    broken = client.patch(f"/api/chat/sessions/{session_id}", json={"skillFolder": "broken"})
+    assert broken.status_code == 422 and "skillFolder" in broken.json()["error"]["fields"]
+    assert client.get(f"/api/chat/sessions/{session_id}").json()["session"]["title"] == "Counting"
     patched = client.patch(f"/api/chat/sessions/{session_id}", json={"archived": True})
     assert patched.json()["status"] == "ARCHIVED"
     listed = client.get("/api/chat/sessions", params={"limit": 200}).json()["sessions"]
@@ -156,6 +166,11 @@ def test_stop_a_run(client: httpx.Client) -> None:
 
 
 def test_refusals_are_json_with_the_right_status(client: httpx.Client, api_stack: Stack) -> None:
+    no_token = httpx.get(f"{api_stack.url}/api/chat/sessions", timeout=30)
+    assert no_token.status_code == 401, "the app has a password: the token is needed"
+    assert client.get("/api/chat/nowhere").json()["error"]["code"] == "not_found"
+    wrong_method = client.put("/api/models")
+    assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "GET"
     missing = "00000000-0000-4000-8000-000000000000"
     for response in (
         client.get(f"/api/chat/sessions/{missing}"),
