@@ -51,10 +51,14 @@ def test_bridge_restart_during_a_question_fails_the_message_with_the_reason(
     expect(assistant.get_by_test_id("message-error")).to_contain_text("agent service was restarted")
     expect(page.get_by_test_id("askfor-panel")).to_have_count(0)
     expect(page.get_by_test_id("session-waiting")).to_have_count(0)
-    # The conversation can be used again. The unanswered question stays in the context (hermes
-    # merges the two adjacent user turns), so the fake model asks again.
+    # The conversation can be used again. The failed answer reaches the agent as a note, so
+    # the new question stays its own turn (it is not merged with the unanswered one).
     send(page, "Still there?")
-    page.get_by_test_id("askfor-choice").filter(has_text="blue").click()
     second = page.get_by_test_id("message-assistant").nth(1)
     expect(second).to_have_attribute("data-status", "SUCCESS")
-    expect(second.get_by_test_id("message-content")).to_have_text("You chose blue.")
+    expect(second.get_by_test_id("message-content")).to_have_text("Echo: Still there?")
+    turns = [m for m in stack.fake.requests()[-1]["messages"] if m["role"] != "system"]
+    assert turns[-1] == {"role": "user", "content": "Still there?"}
+    assert (
+        turns[-2]["role"] == "assistant" and "agent service was restarted" in turns[-2]["content"]
+    )
