@@ -101,6 +101,12 @@ async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
             f"There is no usable skill {body.skill_folder!r}.",
             fields={"skillFolder": "unknown"},
         )
+    if body.tool_profile is not None and body.tool_profile not in svc.settings.tool_profiles:
+        raise ApiError(
+            422,
+            f"The tool profile {body.tool_profile!r} is not enabled here.",
+            fields={"toolProfile": "not enabled"},
+        )
     check_can_start(svc, session_id)
     if body.parent_message_id is not None:
         branch = await svc.storage.call(active_branch, chat_session_id=chat.id)
@@ -118,6 +124,8 @@ async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
             text=body.message,
             model_id=body.model_id,
             skill_folder=body.skill_folder,
+            tool_profile=body.tool_profile,
+            max_iterations=body.max_iterations,
         ),
         new_version="assistant",
     )

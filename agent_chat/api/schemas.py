@@ -144,6 +144,15 @@ class RunCreate(Body):
     message: str = Field(description="The question (the same size limit as the page).")
     model_id: int | None = Field(default=None, ge=1, le=MAX_ID)
     skill_folder: str | None = Field(default=None, max_length=200)
+    max_iterations: int | None = Field(
+        default=None, ge=1, le=500, description="The agent's step limit for this run (90)."
+    )
+    tool_profile: str | None = Field(
+        default=None,
+        max_length=40,
+        description="`chat` or `workspace` (those the operator enabled); the conversation's "
+        "profile when left out.",
+    )
     parent_message_id: int | None = Field(
         default=None,
         ge=1,

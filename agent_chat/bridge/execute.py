@@ -20,6 +20,8 @@ from agent_chat.tool_profiles import uses_workspace
 
 logger = logging.getLogger(__name__)
 
+LIMIT_REASONS = ("max_iterations_reached", "budget_exhausted")
+
 
 def _usage(result: dict[str, Any]) -> dict[str, int]:
     return {
@@ -86,7 +88,11 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
         # own notice ("Operation interrupted: retrying API call ...").
         run.finish(RunState.STOPPED, EventType.RUN_STOPPED, record_usage=usage, final_text="")
     elif result.get("failed") or not result.get("completed", True):
-        error = readable_failure(result, run.model.base_url)
+        # A step or budget limit is no endpoint fault: hermes' final text there is the model's
+        # summary, which readable_failure would show as an error message.
+        limit = str(result.get("turn_exit_reason") or "").startswith(LIMIT_REASONS)
+        error = abnormal_end_sentence(result) if limit else None
+        error = error or readable_failure(result, run.model.base_url)
         # hermes' own words stay in the log; the person reads the sentence.
         logger.warning(
             "run %s failed: %s | hermes: error=%r failure_reason=%r final_response=%r",

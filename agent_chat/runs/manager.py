@@ -147,12 +147,15 @@ class RunManager:
         model_id: int | None = None,
         skill_folder: str | None = None,
         tool_profile: str | None = None,
+        max_iterations: int | None = None,
     ) -> StartedRun:
-        """Append the user's message to the active branch and start a run answering it."""
+        """Append the user's message to the active branch and start a run answering it
+        (`max_iterations`: the agent's step limit for this run, hermes' 90 by default)."""
         self.validate_message(text)
-        return await self._start(
-            TurnPlan(TurnMode.SEND, session_uuid, text, None, model_id, skill_folder, tool_profile)
+        plan = TurnPlan(
+            TurnMode.SEND, session_uuid, text, None, model_id, skill_folder, tool_profile
         )
+        return await self._start(plan, max_iterations=max_iterations)
 
     async def edit(self, *, session_uuid: str, message_id: int, text: str) -> StartedRun:
         """A new version of a user message (a sibling), answered from the same point."""
@@ -272,7 +275,7 @@ class RunManager:
         except turns.Refused as exc:
             raise RunRefused(str(exc)) from exc
 
-    async def _start(self, plan: TurnPlan) -> StartedRun:
+    async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
         async with self._lock:
             if self.live_for_session(plan.session_uuid):
                 raise RunRefused(
@@ -314,6 +317,7 @@ class RunManager:
                 system_prompt=prepared.system_prompt,
                 run_id=run_id,
                 tool_profile=prepared.tool_profile,
+                max_iterations=max_iterations,
                 workspace=plan.session_uuid,  # the conversation's folder survives a reset
             )
         except BridgeError as exc:

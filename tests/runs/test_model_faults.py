@@ -157,3 +157,15 @@ async def test_after_a_failed_answer_the_model_gets_the_branch_as_shown(
     assert turns[-3][0] == "user" and turns[-3][1] == "first question"
     assert turns[-2][0] == "assistant" and "refused the API key" in turns[-2][1]
     assert turns[-1] == ("user", "second question")
+
+
+async def test_a_runs_step_limit_ends_it_failed_with_the_reason(
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+) -> None:
+    manager = await make_manager(bridge.base_url)
+    chat = new_chat(storage)
+    steps = "\n".join(["plan twice", *['CALL todo {"todos": [], "merge": true}'] * 3])
+    started = await manager.send(session_uuid=chat, text=steps, max_iterations=1)
+    answer = await finished(storage, started.assistant_message_id)
+    assert answer.status == FAILED
+    assert answer.error == "The agent reached its step limit before a final answer."
