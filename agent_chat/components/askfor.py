@@ -43,19 +43,20 @@ def _approval_button(choice: str, label: str, test_id: str, variant: str) -> rx.
     )
 
 
+def _card_header(icon: str, text: str, color: str) -> rx.Component:
+    return rx.hstack(
+        rx.icon(icon, size=18, color=rx.color(color, 10)),
+        rx.text(text, size="1", weight="bold", color=rx.color(color, 11)),
+        align="center",
+        spacing="2",
+    )
+
+
 def _approval_card() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.hstack(
-                rx.icon("shield-alert", size=18, color=rx.color("red", 10)),
-                rx.text(
-                    "The agent wants to run a command that needs your approval",
-                    size="1",
-                    weight="bold",
-                    color=rx.color("red", 11),
-                ),
-                align="center",
-                spacing="2",
+            _card_header(
+                "shield-alert", "The agent wants to run a command that needs your approval", "red"
             ),
             rx.el.pre(
                 LiveState.question,
@@ -121,17 +122,7 @@ def _question_card() -> rx.Component:
     return rx.fragment(
         rx.card(
             rx.vstack(
-                rx.hstack(
-                    rx.icon("message-circle-question", size=18, color=rx.color("amber", 10)),
-                    rx.text(
-                        "The agent needs your answer",
-                        size="1",
-                        weight="bold",
-                        color=rx.color("amber", 11),
-                    ),
-                    align="center",
-                    spacing="2",
-                ),
+                _card_header("message-circle-question", "The agent needs your answer", "amber"),
                 rx.text(
                     LiveState.question,
                     size="3",

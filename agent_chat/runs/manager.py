@@ -84,7 +84,7 @@ class RunManager:
             forget=lambda live: self._runs.pop(live.run_id, None),
             on_finished=self._send_next_queued,
         )
-        self._queue_tasks: set[asyncio.Task] = set()
+        self._background_tasks: set[asyncio.Task] = set()
         self.writer = self.consumer.writer
 
     # ---- lifecycle -------------------------------------------------------------------
@@ -97,7 +97,7 @@ class RunManager:
 
     async def close(self) -> None:
         """Stop following runs (they go on in the bridge) and flush the logs."""
-        tasks = [r.task for r in self._runs.values() if r.task] + list(self._queue_tasks)
+        tasks = [r.task for r in self._runs.values() if r.task] + list(self._background_tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -202,11 +202,7 @@ class RunManager:
         message starts at once. Best effort: a failure only means the run builds it."""
         if self.live_for_session(session_uuid) is not None:
             return
-        task = asyncio.create_task(
-            self._prepare(session_uuid, model_id, tool_profile), name="prepare-agent"
-        )
-        self._queue_tasks.add(task)
-        task.add_done_callback(self._queue_tasks.discard)
+        self._in_background(self._prepare(session_uuid, model_id, tool_profile), "prepare-agent")
 
     async def _prepare(
         self, session_uuid: str, model_id: int | None, tool_profile: str | None
@@ -246,9 +242,13 @@ class RunManager:
         # A stop holds the queue: the person took control. Otherwise the next one goes.
         if status == MessageStatus.STOPPED:
             return
-        task = asyncio.create_task(self._send_queued(live.session_uuid), name="send-queued")
-        self._queue_tasks.add(task)
-        task.add_done_callback(self._queue_tasks.discard)
+        self._in_background(self._send_queued(live.session_uuid), "send-queued")
+
+    def _in_background(self, work: Any, name: str) -> None:
+        # Kept until done (close() waits for them): asyncio holds tasks only weakly.
+        task = asyncio.create_task(work, name=name)
+        self._background_tasks.add(task)
+        task.add_done_callback(self._background_tasks.discard)
 
     async def _send_queued(self, session_uuid: str) -> StartedRun | None:
         queued = await self._store(queue.pop_queued, session_uuid=session_uuid)

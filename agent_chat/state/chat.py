@@ -162,11 +162,17 @@ class ChatState(SidebarState):
 
     # ---- composer choices, versions, the thinking panel -----------------------------
 
+    def composer_choices(self) -> dict:
+        """The composer's model, skill and tool profile as RunManager takes them."""
+        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
+        skill = None if self.selected_skill == NO_SKILL else self.selected_skill
+        return {"model_id": model_id, "skill_folder": skill, "tool_profile": self.selected_profile}
+
     def _prepare_agent(self) -> None:
         # The next message's agent is built while the person types (bridge, background).
-        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
+        choices = self.composer_choices()
         self.svc().runs.prepare(
-            self.current_uuid, model_id=model_id, tool_profile=self.selected_profile
+            self.current_uuid, model_id=choices["model_id"], tool_profile=choices["tool_profile"]
         )
 
     @rx.event

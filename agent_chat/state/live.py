@@ -23,7 +23,7 @@ from agent_chat.live.notices import Notice, notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun
-from agent_chat.state.chat import COMPOSER_ID, NO_SKILL, ChatState
+from agent_chat.state.chat import COMPOSER_ID, ChatState
 
 
 def clear_composer(sent: str) -> rx.event.EventSpec:
@@ -120,15 +120,9 @@ class LiveState(ChatState):
         if new_session:
             chat = await svc.storage.call(sessions.create_session)
             self.current_uuid = chat.session_uuid
-        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
-        skill = None if self.selected_skill == NO_SKILL else self.selected_skill
         try:
             started = await svc.runs.send(
-                session_uuid=self.current_uuid,
-                text=text,
-                model_id=model_id,
-                skill_folder=skill,
-                tool_profile=self.selected_profile,
+                session_uuid=self.current_uuid, text=text, **self.composer_choices()
             )
         except RunRefused as exc:
             self.composer_error = str(exc)  # the text stays in the box: nothing is lost
@@ -140,15 +134,10 @@ class LiveState(ChatState):
 
     # ---- queue and steer while a run works ----------------------------------------------
 
-    def _choices(self) -> dict:
-        model_id = int(self.selected_model) if self.selected_model.isdigit() else None
-        skill = None if self.selected_skill == NO_SKILL else self.selected_skill
-        return {"model_id": model_id, "skill_folder": skill, "tool_profile": self.selected_profile}
-
     async def _queue(self, text: str):
         try:
             started = await self.svc().runs.queue(
-                session_uuid=self.current_uuid, text=text, **self._choices()
+                session_uuid=self.current_uuid, text=text, **self.composer_choices()
             )
         except RunRefused as exc:
             self.composer_error = str(exc)
