@@ -5,12 +5,13 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy import create_engine, pool
+from sqlalchemy import create_engine, event, pool
 from sqlmodel import SQLModel
 
 import agent_chat.db.models  # noqa: F401  (registers the tables on SQLModel.metadata)
 from agent_chat.config import load_settings
 from agent_chat.db.engine import ensure_sqlite_dir, is_sqlite
+from agent_chat.db.search_schema import include_object, register_sqlite_function
 
 config = context.config
 
@@ -34,6 +35,7 @@ def run_migrations_offline() -> None:
         literal_binds=True,
         dialect_opts={"paramstyle": "named"},
         render_as_batch=is_sqlite(url),
+        include_object=include_object,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -45,12 +47,15 @@ def run_migrations_online() -> None:
     # A plain engine, not make_engine(): SQLite batch migrations recreate tables, which must
     # not run with foreign_keys=ON (dropping the old table would cascade-delete rows).
     connectable = create_engine(url, poolclass=pool.NullPool)
+    if is_sqlite(url):  # a migration that writes messages fires the search index's triggers
+        event.listen(connectable, "connect", register_sqlite_function)
     with connectable.connect() as connection:
         context.configure(
             connection=connection,
             target_metadata=target_metadata,
             render_as_batch=connection.dialect.name == "sqlite",
             compare_type=True,
+            include_object=include_object,  # the search index is not in the models
         )
         with context.begin_transaction():
             context.run_migrations()

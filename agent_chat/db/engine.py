@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
 from agent_chat.config import normalize_db_url
+from agent_chat.db.search_schema import register_sqlite_function
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ def make_engine(url: str) -> Engine:
     # Reflex and the run manager use the engine from several threads.
     engine = create_engine(url, connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _sqlite_pragmas)
+    # The full-text index's triggers call it on every write of a message or title.
+    event.listen(engine, "connect", register_sqlite_function)
     return engine
 
 

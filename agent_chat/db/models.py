@@ -76,6 +76,18 @@ class ModelConfig(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
 
 
+class ChatFolder(SQLModel, table=True):
+    """A sidebar folder (one level) grouping conversations; deleting it keeps them."""
+
+    __tablename__ = "chat_folder"
+    __table_args__ = ({"extend_existing": True},)
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    collapsed: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+
+
 class ChatSession(SQLModel, table=True):
     """A conversation; `session_uuid` is the id used in URLs."""
 
@@ -83,6 +95,8 @@ class ChatSession(SQLModel, table=True):
     __table_args__ = (
         # The sidebar query: active sessions, most recent first.
         Index("ix_chat_session_status_last_message_at", "status", "last_message_at"),
+        Index("ix_chat_session_folder_id", "folder_id"),
+        Index("ix_chat_session_pinned_at", "pinned_at"),
         UniqueConstraint("session_uuid", name="uq_chat_session_session_uuid"),
         {"extend_existing": True},
     )
@@ -100,6 +114,9 @@ class ChatSession(SQLModel, table=True):
     # A run finished while nobody was looking at the conversation.
     unread: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     last_summarized_at: datetime | None = Field(default=None, sa_type=DateTime)
+    # Sidebar order (db/folders.py): pinned ones first, newest pin on top; a folder or none.
+    pinned_at: datetime | None = Field(default=None, sa_type=DateTime)
+    folder_id: int | None = Field(default=None, foreign_key="chat_folder.id", ondelete="SET NULL")
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     last_message_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)

@@ -15,6 +15,7 @@ from sqlmodel import SQLModel, select
 
 from agent_chat.db.engine import ALEMBIC_INI, PROJECT_ROOT, make_engine, migrate, open_session
 from agent_chat.db.models import ChatSession
+from agent_chat.db.search_schema import include_object
 
 TABLES = {"chat_session", "chat_message", "chat_message_log", "run_pause", "model_config"}
 
@@ -31,7 +32,8 @@ def test_migrate_on_an_empty_database_creates_all_tables(empty_db_url: str) -> N
 
 def test_models_and_migrations_agree(engine: Engine) -> None:
     with engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        opts = {"compare_type": True, "include_object": include_object}  # search index: not models
+        context = MigrationContext.configure(connection, opts=opts)
         diffs = compare_metadata(context, SQLModel.metadata)
     assert diffs == []
 

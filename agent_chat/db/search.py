@@ -1,0 +1,182 @@
+"""Full-text search over titles, user messages and answers (the index: db/search_schema.py,
+the text rules: db/search_text.py), and opening a hit on its branch.
+
+One result per conversation: its newest matching message (any branch, so an older version
+of an answer is found too), else its title; newest first. Archived conversations are found
+and say so. Any query is valid: its words are turned into index terms here, never passed to
+the engine's own syntax.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import text
+from sqlmodel import Session, col, select
+
+from agent_chat.db.errors import NotFound
+from agent_chat.db.messages import active_branch, set_active
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, SessionStatus
+from agent_chat.db.search_text import (
+    Segment,
+    Term,
+    fts5_query,
+    highlight,
+    parse_query,
+    pg_tsquery,
+    snippet,
+)
+
+log = logging.getLogger(__name__)
+
+BATCH = 200  # matching messages read at a time, newest first
+MAX_SCANNED = 4_000  # a query matching more than this many messages lists what it found so far
+
+
+@dataclass
+class SearchHit:
+    session_uuid: str
+    title: list[Segment]  # the conversation's title, matched words marked
+    snippet: list[Segment]  # around the match (or the first question, for a title match)
+    at: datetime  # the matching message's time (a title match: the last activity)
+    archived: bool
+    message_id: int | None = None  # None: only the title matched
+    role: str = ""
+    terms: list[Term] = field(default_factory=list)
+
+
+def _sqlite(session: Session) -> bool:
+    return session.get_bind().dialect.name == "sqlite"
+
+
+def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, int]:
+    """session id → id of its newest matching message, for the newest `limit` sessions."""
+    if _sqlite(session):
+        query = text(
+            "SELECT m.id, m.session_id FROM chat_message_fts f JOIN chat_message m "
+            "ON m.id = f.rowid WHERE chat_message_fts MATCH :q AND f.rowid < :before "
+            "ORDER BY f.rowid DESC LIMIT :n"
+        )
+        match = fts5_query(terms)
+    else:
+        query = text(
+            "SELECT id, session_id FROM chat_message WHERE search_vector @@ "
+            "to_tsquery('simple', :q) AND id < :before ORDER BY id DESC LIMIT :n"
+        )
+        match = pg_tsquery(terms)
+    found: dict[int, int] = {}
+    before, scanned = 2**62, 0
+    while len(found) < limit and scanned < MAX_SCANNED:
+        rows = session.execute(query, {"q": match, "before": before, "n": BATCH}).all()
+        for message_id, session_id in rows:
+            if session_id not in found and len(found) < limit:
+                found[session_id] = message_id
+        scanned += len(rows)
+        if len(rows) < BATCH:
+            break
+        before = rows[-1][0]
+    return found
+
+
+def _title_hits(session: Session, terms: list[Term], limit: int) -> list[int]:
+    if _sqlite(session):
+        query = text(
+            "SELECT rowid FROM chat_session_fts WHERE chat_session_fts MATCH :q "
+            "ORDER BY rowid DESC LIMIT :n"
+        )
+        match = fts5_query(terms)
+    else:
+        query = text(
+            "SELECT id FROM chat_session WHERE search_vector @@ to_tsquery('simple', :q) "
+            "ORDER BY last_message_at DESC LIMIT :n"
+        )
+        match = pg_tsquery(terms)
+    return [row[0] for row in session.execute(query, {"q": match, "n": limit}).all()]
+
+
+def _first_questions(session: Session, session_ids: list[int]) -> dict[int, str]:
+    if not session_ids:
+        return {}
+    query = (
+        select(ChatMessage.session_id, ChatMessage.content)
+        .where(
+            col(ChatMessage.session_id).in_(session_ids),
+            col(ChatMessage.parent_id).is_(None),
+            col(ChatMessage.is_active).is_(True),
+        )
+        .order_by(col(ChatMessage.id))
+    )
+    first: dict[int, str] = {}
+    for session_id, content in session.exec(query).all():
+        first.setdefault(session_id, content)
+    return first
+
+
+def search(*, session: Session, query: str, limit: int = 30) -> list[SearchHit]:
+    """The conversations matching `query`, newest match first (see the module doc)."""
+    terms = parse_query(query)
+    if not terms:
+        return []
+    by_message = _message_hits(session, terms, limit)
+    by_title = [i for i in _title_hits(session, terms, limit) if i not in by_message]
+    ids = list(by_message) + by_title
+    if not ids:
+        return []
+    chats = {c.id: c for c in session.exec(select(ChatSession).where(col(ChatSession.id).in_(ids)))}
+    messages = {
+        m.id: m
+        for m in session.exec(
+            select(ChatMessage).where(col(ChatMessage.id).in_(list(by_message.values())))
+        )
+    }
+    questions = _first_questions(session, by_title)
+    hits = []
+    for chat_id in ids:
+        chat = chats.get(chat_id)
+        if chat is None:
+            continue
+        title = chat.title or "New conversation"
+        hit = SearchHit(
+            session_uuid=chat.session_uuid,
+            title=highlight(title, terms),
+            snippet=[],
+            at=chat.last_message_at,
+            archived=chat.status == SessionStatus.ARCHIVED.value,
+            terms=terms,
+        )
+        message = messages.get(by_message.get(chat_id, -1))
+        if message is not None:
+            hit.snippet, hit.at = snippet(message.content, terms), message.created_at
+            hit.message_id, hit.role = message.id, message.role
+        else:
+            hit.snippet = snippet(questions.get(chat_id, ""), [])
+        hits.append(hit)
+    hits.sort(key=lambda h: h.at, reverse=True)
+    return hits[:limit]
+
+
+@dataclass
+class OpenedHit:
+    session_uuid: str
+    from_end: int  # messages from the hit to the end of its branch, the hit included
+
+
+def open_hit(*, session: Session, message_id: int, switch: bool = True) -> OpenedHit:
+    """Make the branch through `message_id` the active one (unless `switch` is False, e.g.
+    while a run works there) and say where the message is on the branch then shown."""
+    message = session.get(ChatMessage, message_id)
+    if message is None or message.role == MessageRole.SYSTEM.value:
+        raise NotFound(f"Message {message_id} does not exist")
+    chat = session.get(ChatSession, message.session_id)
+    if switch:
+        node: ChatMessage | None = message
+        while node is not None:
+            if not node.is_active:
+                set_active(session=session, message_id=node.id)
+            node = session.get(ChatMessage, node.parent_id) if node.parent_id else None
+    branch = active_branch(session=session, chat_session_id=message.session_id)
+    ids = [m.id for m in branch]
+    from_end = len(ids) - ids.index(message_id) if message_id in ids else 0
+    return OpenedHit(session_uuid=chat.session_uuid, from_end=from_end)

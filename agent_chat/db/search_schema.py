@@ -1,0 +1,169 @@
+"""The full-text index's schema, which SQLModel does not describe (db/search.py reads it).
+
+- SQLite: contentless FTS5 tables `chat_message_fts` (user messages and answers, rowid = the
+  message id) and `chat_session_fts` (titles, rowid = the session id), kept current by
+  triggers on `chat_message` and `chat_session` (insert, edit of the text, delete and the
+  cascade of a deleted conversation). The triggers index `search_form(text)` through the SQL
+  function `agent_chat_search_form`, which every connection of the app's engine registers
+  (`register_sqlite_function`). Contentless: the index holds no second copy of the text.
+- PostgreSQL: a generated `search_vector tsvector` column on both tables (PostgreSQL itself
+  keeps it current) with a GIN index, from the SQL function of the same name.
+
+A later SQLite batch migration that recreates `chat_message` or `chat_session` drops their
+triggers with the old table: it must call `create_sqlite_triggers()` again (the search tests
+run on the migrated schema and would notice).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_chat.db.search_text import CJK_RANGES, INDEXED_CHARS, SQL_FUNCTION, search_form
+
+SEARCHED_ROLES = "('USER', 'ASSISTANT')"
+FTS_TABLES = ("chat_message_fts", "chat_session_fts")
+PG_INDEXES = ("ix_chat_message_search_vector", "ix_chat_session_search_vector")
+TOKENIZER = "unicode61 remove_diacritics 0"  # accents kept, as PostgreSQL's 'simple'
+
+
+def register_sqlite_function(dbapi_connection: Any, _record: Any = None) -> None:
+    """Give a SQLite connection the function the index triggers call (a connect listener)."""
+    dbapi_connection.create_function(SQL_FUNCTION, 1, search_form, deterministic=True)
+
+
+def include_object(
+    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
+) -> bool:
+    """Alembic's filter: the search objects are this module's, not the models'."""
+    if type_ == "table" and name and name.startswith(FTS_TABLES):
+        return False
+    if type_ == "column" and name == "search_vector":
+        return False
+    return not (type_ == "index" and name in PG_INDEXES)
+
+
+# ---- SQLite ---------------------------------------------------------------------------------
+
+
+def _fts_ops(table: str, column: str, row: str, text: str, condition: str) -> tuple[str, str]:
+    """(insert, delete) statements of one row's text, each applied only when `condition`."""
+    indexed = f"{SQL_FUNCTION}({row}.{text})"
+    insert = f"INSERT INTO {table}(rowid, {column}) SELECT {row}.id, {indexed} WHERE {condition};"
+    delete = (
+        f"INSERT INTO {table}({table}, rowid, {column}) "
+        f"SELECT 'delete', {row}.id, {indexed} WHERE {condition};"
+    )
+    return insert, delete
+
+
+def _sqlite_triggers() -> list[str]:
+    statements = []
+    for table, fts, column, text, extra in (
+        (
+            "chat_message",
+            "chat_message_fts",
+            "body",
+            "content",
+            " AND {r}.role IN " + SEARCHED_ROLES,
+        ),
+        ("chat_session", "chat_session_fts", "title", "title", ""),
+    ):
+        new_ok = f"new.{text} != ''" + extra.format(r="new")
+        old_ok = f"old.{text} != ''" + extra.format(r="old")
+        insert_new, _ = _fts_ops(fts, column, "new", text, new_ok)
+        _, delete_old = _fts_ops(fts, column, "old", text, old_ok)
+        changed = f"old.{text} IS NOT new.{text}" + (
+            " OR old.role IS NOT new.role" if table == "chat_message" else ""
+        )
+        statements += [
+            f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} BEGIN {insert_new} END",
+            f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN {delete_old} END",
+            f"CREATE TRIGGER {fts}_update AFTER UPDATE ON {table} WHEN {changed} "
+            f"BEGIN {delete_old} {insert_new} END",
+        ]
+    return statements
+
+
+def create_sqlite_triggers(execute: Any) -> None:
+    for fts in FTS_TABLES:
+        for kind in ("insert", "delete", "update"):
+            execute(f"DROP TRIGGER IF EXISTS {fts}_{kind}")
+    for statement in _sqlite_triggers():
+        execute(statement)
+
+
+def create_sqlite(execute: Any) -> None:
+    """Create the FTS5 tables, fill them from the existing rows, add the triggers."""
+    execute(
+        f"CREATE VIRTUAL TABLE chat_message_fts USING fts5(body, content='', tokenize='{TOKENIZER}')"
+    )
+    execute(
+        f"CREATE VIRTUAL TABLE chat_session_fts USING fts5(title, content='', tokenize='{TOKENIZER}')"
+    )
+    execute(
+        f"INSERT INTO chat_message_fts(rowid, body) SELECT id, {SQL_FUNCTION}(content) "
+        f"FROM chat_message WHERE content != '' AND role IN {SEARCHED_ROLES}"
+    )
+    execute(
+        f"INSERT INTO chat_session_fts(rowid, title) SELECT id, {SQL_FUNCTION}(title) "
+        "FROM chat_session WHERE title != ''"
+    )
+    create_sqlite_triggers(execute)
+
+
+def drop_sqlite(execute: Any) -> None:
+    for fts in FTS_TABLES:
+        for kind in ("insert", "delete", "update"):
+            execute(f"DROP TRIGGER IF EXISTS {fts}_{kind}")
+        execute(f"DROP TABLE IF EXISTS {fts}")
+
+
+# ---- PostgreSQL -----------------------------------------------------------------------------
+
+# What search_text.search_form makes a space: ASCII and common Unicode punctuation and symbols
+# (PostgreSQL's regex classes depend on the locale; explicit ranges do not).
+_PG_SEPARATORS = (
+    r"[\u0001-\u002f\u003a-\u0040\u005b-\u0060\u007b-\u00bf\u00d7\u00f7\u2000-\u2bff"
+    r"\u2e00-\u2e7f\u3000-\u3004\u3008-\u3020\u3030\u303d\ufe10-\ufe1f\ufe30-\ufe4f"
+    r"\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\U0001f000-\U0001faff]+"
+)
+
+
+def _pg_cjk_class() -> str:
+    # The Python ranges, written as PostgreSQL regex escapes.
+    out = []
+    for char in CJK_RANGES:
+        code = ord(char)
+        out.append(
+            "-" if char == "-" else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        )
+    return "[" + "".join(out) + "]"
+
+
+def create_postgresql(execute: Any) -> None:
+    """The SQL function, the generated columns (computed for existing rows) and GIN indexes."""
+    execute(
+        f"CREATE OR REPLACE FUNCTION {SQL_FUNCTION}(text) RETURNS text "
+        "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ SELECT regexp_replace("
+        f"regexp_replace(left($1, {INDEXED_CHARS}), '{_PG_SEPARATORS}', ' ', 'g'), "
+        f"'({_pg_cjk_class()})', ' \\1 ', 'g') $$"
+    )
+    execute(
+        "ALTER TABLE chat_message ADD COLUMN search_vector tsvector GENERATED ALWAYS AS ("
+        f"CASE WHEN role IN {SEARCHED_ROLES} "
+        f"THEN to_tsvector('simple'::regconfig, {SQL_FUNCTION}(content)) END) STORED"
+    )
+    execute(
+        "ALTER TABLE chat_session ADD COLUMN search_vector tsvector GENERATED ALWAYS AS ("
+        f"to_tsvector('simple'::regconfig, {SQL_FUNCTION}(title))) STORED"
+    )
+    execute("CREATE INDEX ix_chat_message_search_vector ON chat_message USING gin (search_vector)")
+    execute("CREATE INDEX ix_chat_session_search_vector ON chat_session USING gin (search_vector)")
+
+
+def drop_postgresql(execute: Any) -> None:
+    for index in PG_INDEXES:
+        execute(f"DROP INDEX IF EXISTS {index}")
+    execute("ALTER TABLE chat_message DROP COLUMN IF EXISTS search_vector")
+    execute("ALTER TABLE chat_session DROP COLUMN IF EXISTS search_vector")
+    execute(f"DROP FUNCTION IF EXISTS {SQL_FUNCTION}(text)")

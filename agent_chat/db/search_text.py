@@ -1,0 +1,183 @@
+"""The text side of full-text search, in plain Python: what the index sees of a text, how a
+person's query becomes index terms, and the highlighted snippet of a hit.
+
+Both engines index `search_form(text)`, not the raw text: every character that is not a letter
+or digit becomes a space, and each CJK character (Han, kana, bopomofo) becomes a word of its
+own. SQLite's unicode61 tokenizer and PostgreSQL's parser then see the same words, and a
+Chinese query of any length is a phrase of single characters (机器学习 → 机 器 学 习 next to each
+other), which both engines answer from the index. No stemming (a language-neutral index:
+the seeds are Chinese, answers often English) and no accent folding, so both engines match
+the same words and the highlighter below marks exactly what matched.
+
+PostgreSQL has the same transformation as the SQL function `agent_chat_search_form` (the
+migration creates it); SQLite's triggers call this module's function, which the app's engine
+registers on every connection (`db/engine.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TypedDict
+
+# What is indexed of one text (PostgreSQL's tsvector is at most 1 MB; the rest is not searched).
+INDEXED_CHARS = 100_000
+QUERY_MAX_CHARS = 200
+MAX_TERMS = 12
+
+CJK_RANGES = (
+    "\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+)
+_CJK = re.compile(f"([{CJK_RANGES}])")
+_SEPARATORS = re.compile(r"[\W_]+")
+# One token of a raw text: a CJK character, or a run of other letters and digits.
+_TOKEN = re.compile(f"[{CJK_RANGES}]|[^\\W_{CJK_RANGES}]+")
+_QUOTED = re.compile(r'"([^"]*)"')
+
+SQL_FUNCTION = "agent_chat_search_form"
+
+
+def search_form(text: str | None) -> str:
+    """The text as the index sees it (see the module doc)."""
+    if not text:
+        return ""
+    spaced = _SEPARATORS.sub(" ", text[:INDEXED_CHARS])
+    return _CJK.sub(r" \1 ", spaced)
+
+
+def tokens(text: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(text)]
+
+
+@dataclass(frozen=True)
+class Term:
+    """Words that must appear next to each other; the last may be a prefix."""
+
+    words: tuple[str, ...]
+    prefix: bool = False
+
+
+def parse_query(query: str) -> list[Term]:
+    """The terms of a query, all of which must match. Never fails.
+
+    "quoted words" are a phrase; other words are single terms (a word the index splits, like
+    foo-bar or 机器学习, is a phrase of its parts); `hel*` is a prefix, and so is the last word
+    when the query does not end in a space (people search while typing). Operators and
+    syntax of the engines (AND, OR, NOT, NEAR, -, :, parentheses...) are plain words here.
+    """
+    text = (query or "")[:QUERY_MAX_CHARS]
+    terms: list[Term] = []
+    plain_parts: list[str] = []
+    last_end = 0
+    for match in _QUOTED.finditer(text):
+        plain_parts.append(text[last_end : match.start()])
+        words = tuple(tokens(match.group(1)))
+        if words:
+            terms.append(Term(words))
+        last_end = match.end()
+    tail = text[last_end:]
+    plain_parts.append(tail)
+    plain_words = " ".join(plain_parts).replace('"', " ").split()
+    ends_with_word = bool(tail.strip()) and not text[-1:].isspace()
+    for index, word in enumerate(plain_words):
+        words = tuple(tokens(word))
+        if not words:
+            continue
+        explicit = word.endswith("*")
+        implicit = ends_with_word and index == len(plain_words) - 1 and len(words[-1]) >= 2
+        terms.append(Term(words, prefix=explicit or implicit))
+    unique: list[Term] = []
+    for term in terms:
+        if term not in unique:
+            unique.append(term)
+    return unique[:MAX_TERMS]
+
+
+def fts5_query(terms: list[Term]) -> str:
+    """SQLite FTS5 MATCH text: each term a quoted phrase (the words hold no quote)."""
+    return " AND ".join(
+        '"' + " ".join(term.words) + '"' + ("*" if term.prefix else "") for term in terms
+    )
+
+
+def pg_tsquery(terms: list[Term]) -> str:
+    """PostgreSQL to_tsquery('simple', ...) text: phrases with <->, prefixes with :*."""
+    parts = []
+    for term in terms:
+        words = ["'" + w.replace("'", "''") + "'" for w in term.words]
+        if term.prefix:
+            words[-1] += ":*"
+        parts.append("(" + " <-> ".join(words) + ")")
+    return " & ".join(parts)
+
+
+# ---- snippets ------------------------------------------------------------------------------
+
+
+class Segment(TypedDict):
+    text: str
+    mark: bool
+
+
+SNIPPET_CHARS = 180
+SNIPPET_BEFORE = 50
+
+
+def _match_spans(text: str, terms: list[Term]) -> list[tuple[int, int]]:
+    found = [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
+    spans = []
+    for term in terms:
+        size = len(term.words)
+        for i in range(len(found) - size + 1):
+            window = found[i : i + size]
+            head_ok = all(window[k][2] == term.words[k] for k in range(size - 1))
+            last, wanted = window[-1][2], term.words[-1]
+            if head_ok and (last.startswith(wanted) if term.prefix else last == wanted):
+                spans.append((window[0][0], window[-1][1]))
+    return sorted(spans)
+
+
+def _segments(text: str, spans: list[tuple[int, int]], start: int, end: int) -> list[Segment]:
+    out: list[Segment] = []
+    cursor = start
+    for span_start, span_end in spans:
+        span_start, span_end = max(span_start, cursor), min(span_end, end)
+        if span_end <= span_start:
+            continue
+        if span_start > cursor:
+            out.append(Segment(text=text[cursor:span_start], mark=False))
+        out.append(Segment(text=text[span_start:span_end], mark=True))
+        cursor = span_end
+    if cursor < end:
+        out.append(Segment(text=text[cursor:end], mark=False))
+    return out
+
+
+def highlight(text: str, terms: list[Term]) -> list[Segment]:
+    """The whole (short) text, e.g. a title, with the matched words marked."""
+    return _segments(text, _match_spans(text, terms), 0, len(text))
+
+
+def snippet(text: str, terms: list[Term]) -> list[Segment]:
+    """About 180 characters around the first match, on one line, matches marked.
+
+    Plain text segments, never HTML: the page renders `mark` segments in <mark> itself.
+    """
+    flat = " ".join(text[:INDEXED_CHARS].split())
+    spans = _match_spans(flat, terms)
+    first = spans[0][0] if spans else 0
+    start = max(0, first - SNIPPET_BEFORE)
+    if start > 0:  # begin on a word boundary
+        space = flat.find(" ", start, first)
+        start = space + 1 if space != -1 else start
+    end = min(len(flat), start + SNIPPET_CHARS)
+    if end < len(flat):
+        space = flat.rfind(" ", max(start, end - 30), end)
+        end = space if space > first else end
+    segments = _segments(flat, spans, start, end)
+    if start > 0:
+        segments.insert(0, Segment(text="…", mark=False))
+    if end < len(flat):
+        segments.append(Segment(text="…", mark=False))
+    return segments
