@@ -67,12 +67,27 @@ def list_sessions(
     offset: int = 0,
     include_archived: bool = False,
     search: str | None = None,
+    section: str | None = None,
 ) -> list[ChatSession]:
     """Sessions, most recently used first (ties: newest id first).
 
-    `search` keeps sessions whose title or any message contains it (case-insensitive).
+    `search` keeps sessions whose title or any message contains it (case-insensitive; the
+    sidebar's search is db/search.py). `section` picks a part of the sidebar: "pinned" (newest
+    pin first), "filed" (in a folder, not pinned), "unfiled" (neither); None: all.
     """
     query = select(ChatSession)
+    if section == "pinned":
+        query = query.where(col(ChatSession.pinned_at).is_not(None))
+    elif section == "filed":
+        query = query.where(
+            col(ChatSession.pinned_at).is_(None), col(ChatSession.folder_id).is_not(None)
+        )
+    elif section == "unfiled":
+        query = query.where(
+            col(ChatSession.pinned_at).is_(None), col(ChatSession.folder_id).is_(None)
+        )
+    elif section is not None:
+        raise ValueError(f"Unknown sidebar section {section!r}")
     if search and search.strip():
         needle = search.strip().lower()
         in_messages = (
@@ -91,6 +106,8 @@ def list_sessions(
         query = query.where(col(ChatSession.status).in_([s.value for s in SessionStatus]))
     else:
         query = query.where(ChatSession.status == SessionStatus.ACTIVE.value)
+    if section == "pinned":
+        query = query.order_by(col(ChatSession.pinned_at).desc())
     query = (
         query.order_by(col(ChatSession.last_message_at).desc(), col(ChatSession.id).desc())
         .offset(offset)

@@ -1,0 +1,113 @@
+"""Pins and folders (db/folders.py) and the sidebar's sections (sessions.list_sessions)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import Session
+
+from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.db.folders import (
+    create_folder,
+    delete_folder,
+    list_folders,
+    move_session,
+    rename_folder,
+    set_collapsed,
+    set_pinned,
+)
+from agent_chat.db.models import ChatSession
+from agent_chat.db.sessions import create_session, delete_session, list_sessions, touch_session
+
+
+def _titles(session: Session, section: str | None) -> list[str]:
+    return [c.title for c in list_sessions(session=session, section=section)]
+
+
+def test_folders_are_created_renamed_listed_by_name_and_collapsed(session: Session) -> None:
+    work = create_folder(session=session, name="  Work\nstuff ")
+    home = create_folder(session=session, name="home")
+    assert work.name == "Work stuff"
+    assert [f.name for f in list_folders(session=session)] == ["home", "Work stuff"]
+    rename_folder(session=session, folder_id=home.id, name="Zoo")
+    set_collapsed(session=session, folder_id=work.id, collapsed=True)
+    assert [(f.name, f.collapsed) for f in list_folders(session=session)] == [
+        ("Work stuff", True),
+        ("Zoo", False),
+    ]
+
+
+@pytest.mark.parametrize("name", ["", "   ", "\n"])
+def test_an_empty_folder_name_is_refused(session: Session, name: str) -> None:
+    with pytest.raises(ValidationFailed, match="must not be empty"):
+        create_folder(session=session, name=name)
+
+
+def test_duplicate_names_are_refused_and_unknown_folders_are_not_found(session: Session) -> None:
+    folder = create_folder(session=session, name="Ideas")
+    with pytest.raises(ValidationFailed, match="already exists"):
+        create_folder(session=session, name="ideas")
+    rename_folder(session=session, folder_id=folder.id, name="IDEAS")  # itself: fine
+    with pytest.raises(NotFound):
+        rename_folder(session=session, folder_id=9999, name="x")
+    with pytest.raises(NotFound):
+        delete_folder(session=session, folder_id=9999)
+    chat = create_session(session=session, title="c")
+    with pytest.raises(NotFound):
+        move_session(session=session, session_uuid=chat.session_uuid, folder_id=9999)
+    with pytest.raises(NotFound):
+        set_pinned(session=session, session_uuid="not-a-uuid", pinned=True)
+
+
+def test_deleting_a_folder_moves_its_conversations_back(session: Session) -> None:
+    folder = create_folder(session=session, name="Project")
+    a = create_session(session=session, title="a")
+    b = create_session(session=session, title="b")
+    create_session(session=session, title="c")
+    for chat in (a, b):
+        move_session(session=session, session_uuid=chat.session_uuid, folder_id=folder.id)
+    assert sorted(_titles(session, "filed")) == ["a", "b"]
+    assert _titles(session, "unfiled") == ["c"]
+    assert delete_folder(session=session, folder_id=folder.id) == 2
+    assert list_folders(session=session) == []
+    assert sorted(_titles(session, "unfiled")) == ["a", "b", "c"]
+    assert session.get(ChatSession, a.id).folder_id is None
+
+
+def test_move_back_to_no_folder(session: Session) -> None:
+    folder = create_folder(session=session, name="F")
+    chat = create_session(session=session, title="x")
+    move_session(session=session, session_uuid=chat.session_uuid, folder_id=folder.id)
+    move_session(session=session, session_uuid=chat.session_uuid, folder_id=None)
+    assert _titles(session, "unfiled") == ["x"] and _titles(session, "filed") == []
+
+
+def test_pinned_conversations_come_first_newest_pin_on_top(session: Session) -> None:
+    first = create_session(session=session, title="first")
+    second = create_session(session=session, title="second")
+    create_session(session=session, title="third")
+    set_pinned(session=session, session_uuid=first.session_uuid, pinned=True)
+    set_pinned(session=session, session_uuid=second.session_uuid, pinned=True)
+    touch_session(session=session, session_id=first.id)  # activity does not reorder pins
+    assert _titles(session, "pinned") == ["second", "first"]
+    assert _titles(session, "unfiled") == ["third"]
+    pinned_at = second.pinned_at
+    set_pinned(session=session, session_uuid=second.session_uuid, pinned=True)  # again: kept
+    assert second.pinned_at == pinned_at
+    set_pinned(session=session, session_uuid=second.session_uuid, pinned=False)
+    assert _titles(session, "pinned") == ["first"]
+    assert _titles(session, "unfiled") == ["third", "second"]
+
+
+def test_a_pinned_conversation_in_a_folder_shows_as_pinned_only(session: Session) -> None:
+    folder = create_folder(session=session, name="F")
+    chat = create_session(session=session, title="both")
+    move_session(session=session, session_uuid=chat.session_uuid, folder_id=folder.id)
+    set_pinned(session=session, session_uuid=chat.session_uuid, pinned=True)
+    assert (_titles(session, "pinned"), _titles(session, "filed")) == (["both"], [])
+    delete_session(session=session, session_uuid=chat.session_uuid)
+    assert _titles(session, None) == [] and len(list_folders(session=session)) == 1
+
+
+def test_an_unknown_section_is_an_error(session: Session) -> None:
+    with pytest.raises(ValueError, match="section"):
+        list_sessions(session=session, section="bogus")
