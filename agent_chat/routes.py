@@ -1,7 +1,11 @@
 """Route paths and URL builders, in one place."""
 
 INDEX = "/"
-CHAT = "/chat/[session_id]"
+# One page for a new conversation (`/chat`, no row until its first message) and an existing
+# one (`/chat/<uuid>`): the first send moves to the conversation's URL without remounting
+# the page, so text typed meanwhile stays in the composer.
+CHAT = "/chat/[[session_id]]"
+NEW_CHAT = "/chat"
 SETTINGS_MODELS = "/settings/models"
 SETTINGS_TOKENS = "/settings/tokens"
 EXPORT_API = "/api/chat/sessions/{session_id}/export"
@@ -10,6 +14,7 @@ EXPORT_API = "/api/chat/sessions/{session_id}/export"
 API_DOCS = "/api/docs"
 API_OPENAPI = "/api/openapi.json"
 API_SESSIONS = "/api/chat/sessions"
+API_SESSIONS_IMPORT = "/api/chat/sessions/import"
 API_SESSION = "/api/chat/sessions/{session_id}"
 API_SESSION_RESET = "/api/chat/sessions/{session_id}/reset"
 API_SESSION_MESSAGES = "/api/chat/sessions/{session_id}/messages"

@@ -14,7 +14,17 @@ from collections.abc import Callable
 from fastapi import FastAPI
 
 from agent_chat import routes
-from agent_chat.api import catalog, docs, errors, export, runs, sessions, stream, versions
+from agent_chat.api import (
+    catalog,
+    docs,
+    errors,
+    export,
+    imports,
+    runs,
+    sessions,
+    stream,
+    versions,
+)
 from agent_chat.api.deps import Backend
 from agent_chat.api.export import content_disposition
 from agent_chat.workspace_http import workspace_router
@@ -44,7 +54,8 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
     )
     api.state.get_backend = get_backend
     errors.install(api)
-    for module in (sessions, export, runs, stream, versions, catalog):
+    # imports first: its path would otherwise meet /api/chat/sessions/{session_id}.
+    for module in (imports, sessions, export, runs, stream, versions, catalog):
         api.include_router(module.router)
     api.include_router(workspace_router(lambda: get_backend().storage))
     docs.install(api)

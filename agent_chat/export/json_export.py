@@ -66,7 +66,9 @@ def _message_json(message: ChatMessage, data: SessionExport) -> dict[str, Any]:
             {
                 "run_id": pause.run_id,
                 "clarify_id": pause.clarify_id,
+                "kind": pause.kind,
                 "question": pause.question,
+                "detail": pause.detail,
                 "choices": stored_choices(pause.choices_json),
                 "status": pause.status,
                 "answer": pause.answer,

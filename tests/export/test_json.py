@@ -114,7 +114,9 @@ def test_json_logs_replay_to_the_same_thinking_view_as_the_database(engine: Engi
     assert rich["pauses"][0] | {"created_at": None, "answered_at": None} == {
         "run_id": "r3",
         "clarify_id": "q1",
+        "kind": "clarify",
         "question": "Which month?",
+        "detail": None,
         "choices": ["May", "June"],
         "status": "ANSWERED",
         "answer": "June",

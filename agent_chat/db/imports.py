@@ -1,0 +1,148 @@
+"""Writing an imported conversation (`export/importing.py` made and checked the plan).
+
+One transaction (the caller's unit of work): the session, every message, log row and question
+go in together or not at all. Messages are inserted in one batch with no parent, then their
+parents set in one batch, so a 2,000-message tree costs a few statements rather than a
+round trip per message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import uuid4
+
+from sqlalchemy import update
+from sqlmodel import Session, select
+
+from agent_chat.db.models import (
+    ChatMessage,
+    ChatMessageLog,
+    ChatSession,
+    ModelConfig,
+    RunPause,
+    SessionStatus,
+    utcnow,
+)
+from agent_chat.export.importing import ImportPlan, read_export
+
+
+@dataclass(frozen=True)
+class Imported:
+    chat: ChatSession
+    messages: int
+    notes: list[str]
+
+
+def _local_models(session: Session, models: dict[int, tuple[str, str]]) -> dict[int, int]:
+    """The file's model ids → this app's model with the same name and model name (a model
+    the file names but this app lacks is left out: those runs show the default model)."""
+    if not models:
+        return {}
+    rows = session.exec(select(ModelConfig.id, ModelConfig.name, ModelConfig.model_name)).all()
+    local = {(name, model_name): mid for mid, name, model_name in rows}
+    return {source: local[key] for source, key in models.items() if key in local and local[key]}
+
+
+def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
+    """A new conversation holding the plan's whole tree; returns it with the message count."""
+    models = _local_models(session, plan.models)
+    now = utcnow()
+    chat = ChatSession(
+        title=plan.title,
+        model_id=models.get(plan.model_id) if plan.model_id is not None else None,
+        skill_folder=plan.skill_folder,
+        tool_profile=plan.tool_profile,
+        status=SessionStatus.ACTIVE.value,
+        last_summarized_at=plan.last_summarized_at,
+        created_at=now,
+        last_message_at=now,
+        updated_at=now,
+    )
+    session.add(chat)
+    session.flush()
+    # Run ids are new too: a question is unique per (run, id), so a second import of the
+    # same file must not collide with the first.
+    runs: dict[str, str] = {}
+
+    def new_run(run_id: str | None) -> str | None:
+        if run_id is None:
+            return None
+        return runs.setdefault(run_id, str(uuid4()))
+
+    rows = [
+        ChatMessage(
+            session_id=chat.id,
+            parent_id=None,
+            is_active=m.is_active,
+            branch_order=m.branch_order,
+            run_id=new_run(m.run_id),
+            role=m.role,
+            content=m.content,
+            status=m.status,
+            model_id=models.get(m.model_id) if m.model_id is not None else None,
+            skill_folder=m.skill_folder,
+            tool_profile=m.tool_profile,
+            error=m.error,
+            input_tokens=m.input_tokens,
+            output_tokens=m.output_tokens,
+            total_tokens=m.total_tokens,
+            created_at=m.created_at or now,
+            completed_at=m.completed_at,
+        )
+        for m in plan.messages
+    ]
+    session.add_all(rows)
+    session.flush()
+    new_id = {m.source_id: row.id for m, row in zip(plan.messages, rows, strict=True)}
+    parents = [
+        {"id": new_id[m.source_id], "parent_id": new_id[m.parent_id]}
+        for m in plan.messages
+        if m.parent_id is not None
+    ]
+    if parents:
+        session.execute(update(ChatMessage), parents)
+    logs: list[ChatMessageLog | RunPause] = []
+    for m in plan.messages:
+        mid = new_id[m.source_id]
+        logs += [
+            ChatMessageLog(
+                message_id=mid,
+                seq=row.seq,
+                kind=row.kind,
+                content=row.content,
+                tool_name=row.tool_name,
+                meta_json=row.meta_json,
+                created_at=row.created_at or now,
+            )
+            for row in m.logs
+        ]
+        logs += [
+            RunPause(
+                run_id=new_run(p.run_id) or "",
+                message_id=mid,
+                clarify_id=p.clarify_id,
+                kind=p.kind,
+                question=p.question,
+                detail=p.detail,
+                choices_json=p.choices_json,
+                status=p.status,
+                answer=p.answer,
+                created_at=p.created_at or now,
+                answered_at=p.answered_at,
+            )
+            for p in m.pauses
+        ]
+    session.add_all(logs)
+    session.flush()
+    # The ORM objects still hold parent_id None (the update went around them).
+    for row in rows:
+        session.expire(row)
+    return Imported(chat=chat, messages=len(rows), notes=plan.notes)
+
+
+def import_file(*, session: Session, raw: bytes | str) -> Imported:
+    """Read and check an export file, then write it: what the API and the page both call.
+
+    Raises `ImportRefused` (nothing written) for a file that cannot be imported.
+    """
+    return import_conversation(session=session, plan=read_export(raw))
