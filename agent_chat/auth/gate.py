@@ -22,6 +22,7 @@ from agent_chat.auth.paths import (
     LOGIN_PAGE,
     LOGOUT_API,
     is_public,
+    is_share_path,
     login_url,
     safe_next,
 )
@@ -114,7 +115,7 @@ class LoginGate:
             response = await self._login_route(config, Request(scope, receive), path)
             await response(scope, receive, send)
             return
-        if is_public(path):
+        if is_public(path) or (scope["type"] == "http" and is_share_path(path)):
             await self.app(scope, receive, send)
             return
         expires = self._session_expiry(config, scope)

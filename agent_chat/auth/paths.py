@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote, urlsplit
 
 LOGIN_PAGE = "/login"
@@ -18,6 +19,9 @@ STATIC_SUFFIXES = (
 # Paths served by the backend, never pages: refused with 401 rather than redirected.
 BACKEND_PREFIXES = ("/api/", "/_")
 MAX_NEXT_LENGTH = 2048
+# A read-only share link (share_page/): `/s/` and one token (db/shares.py: 32 URL-safe
+# characters), nothing before or after, so no other path can ride on it.
+SHARE_PATH = re.compile(r"/s/[A-Za-z0-9_-]{32}")
 
 
 def safe_next(raw: str | None) -> str:
@@ -48,3 +52,8 @@ def is_public(path: str) -> bool:
     if path.startswith(BACKEND_PREFIXES):
         return False
     return path.lower().endswith(STATIC_SUFFIXES)
+
+
+def is_share_path(path: str) -> bool:
+    """A share link's page, which anyone with the link may open without logging in."""
+    return SHARE_PATH.fullmatch(path) is not None

@@ -232,3 +232,26 @@ class QueuedMessage(SQLModel, table=True):
     skill_folder: str | None = None
     tool_profile: str | None = None
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+
+
+class ShareLink(SQLModel, table=True):
+    """A read-only link to a snapshot of one conversation's active branch (`/s/<token>`).
+    Only the SHA-256 of the token is stored; the link is shown once, when it is made."""
+
+    __tablename__ = "share_link"
+    __table_args__ = (
+        UniqueConstraint("token_hash", name="uq_share_link_token_hash"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: int = Field(foreign_key="chat_session.id", ondelete="CASCADE", index=True)
+    token_hash: str
+    prefix: str  # the token's first characters, to tell links apart in the lists
+    title: str = ""
+    # The snapshot the page shows (agent_chat/share_page/snapshot.py), frozen at creation.
+    snapshot_json: str = Field(sa_type=Text)
+    message_count: int = 0
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    expires_at: datetime | None = Field(default=None, sa_type=DateTime)
+    revoked_at: datetime | None = Field(default=None, sa_type=DateTime)

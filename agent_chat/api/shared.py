@@ -1,0 +1,26 @@
+"""`GET /s/{token}`: the read-only page of a share link, for anyone with the link.
+
+Outside `/api` and let through by the login gate without a session (exactly this path, see
+`auth/paths.py:is_share_path`): it reads one `share_link` row and its frozen snapshot,
+nothing of the owner's state, and answers 404 for a link that is unknown, revoked or expired.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+
+from agent_chat.api.deps import Svc
+from agent_chat.db.shares import open_share
+from agent_chat.share_page.links import SHARE_PREFIX
+from agent_chat.share_page.render import HEADERS, missing_html, share_html
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.api_route(SHARE_PREFIX + "{token}", methods=["GET", "HEAD"])
+async def shared_page(svc: Svc, token: str) -> HTMLResponse:
+    row = await svc.storage.call(open_share, token=token)
+    if row is None:
+        return HTMLResponse(missing_html(), status_code=404, headers=HEADERS)
+    return HTMLResponse(share_html(row.snapshot_json), headers=HEADERS)

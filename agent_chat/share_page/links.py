@@ -1,0 +1,52 @@
+"""Making a share link: the snapshot of the active branch and the row, in one transaction
+(a store function: the page's dialog and any other caller use this one)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from sqlmodel import Session
+
+from agent_chat.db.errors import ValidationFailed
+from agent_chat.db.models import utcnow
+from agent_chat.db.shares import NewShare, add_share
+from agent_chat.export.reading import collect
+from agent_chat.share_page.snapshot import take_snapshot
+
+SHARE_PREFIX = "/s/"
+# The expiry choices the dialog offers: value → (label, days; None never expires).
+EXPIRY_CHOICES: dict[str, tuple[str, int | None]] = {
+    "never": ("Never expires", None),
+    "1": ("Expires in 1 day", 1),
+    "7": ("Expires in 7 days", 7),
+    "30": ("Expires in 30 days", 30),
+}
+
+
+def share_path(token: str) -> str:
+    return SHARE_PREFIX + token
+
+
+def create_share(*, session: Session, session_uuid: str, expiry: str = "never") -> NewShare:
+    """A new link to a snapshot of the conversation's active branch as it is now.
+
+    Raises NotFound for an unknown conversation, ValidationFailed for an unknown expiry or a
+    conversation with nothing to show yet.
+    """
+    if expiry not in EXPIRY_CHOICES:
+        raise ValidationFailed({"expiry": f"one of {', '.join(EXPIRY_CHOICES)}"})
+    data = collect(session=session, session_uuid=session_uuid, branch="active")
+    if not data.active_ids:
+        raise ValidationFailed({"session": "There is nothing to share yet: send a message first."})
+    now = utcnow()
+    snapshot = take_snapshot(data, taken_at=now)
+    days = EXPIRY_CHOICES[expiry][1]
+    return add_share(
+        session=session,
+        chat_session_id=data.chat.id or 0,
+        title=snapshot["title"],
+        snapshot_json=json.dumps(snapshot, ensure_ascii=False),
+        message_count=len(snapshot["messages"]),
+        expires_at=None if days is None else now + timedelta(days=days),
+    )

@@ -1,0 +1,74 @@
+"""What a share link shows: the active branch as it is when the link is made.
+
+Only what a reader of the conversation sees is kept: who said what, when, the answer, and,
+folded, the thinking, tool calls, tasks and questions. Never a model, key or setting.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from agent_chat.db.models import MessageRole, MessageStatus
+from agent_chat.export.reading import SessionExport
+
+SNAPSHOT_VERSION = 1
+# A tool's arguments and result are cut here in the snapshot (the page folds them anyway).
+TOOL_TEXT_CHARS = 4000
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.replace(tzinfo=UTC).isoformat()
+
+
+def _cut(value: Any) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+    return text if len(text) <= TOOL_TEXT_CHARS else text[:TOOL_TEXT_CHARS] + "\n… (cut)"
+
+
+def _kind(role: str, status: str) -> str:
+    if status == MessageStatus.RESET.value:
+        return "reset"
+    if status == MessageStatus.SUMMARY.value:
+        return "summary"
+    return "user" if role == MessageRole.USER.value else "assistant"
+
+
+def take_snapshot(data: SessionExport, *, taken_at: datetime) -> dict[str, Any]:
+    """The snapshot document of `data` (an export of the active branch)."""
+    by_id = {m.id: m for m in data.messages}
+    messages: list[dict[str, Any]] = []
+    for mid in data.active_ids:
+        message = by_id[mid]
+        kind = _kind(message.role, message.status)
+        item: dict[str, Any] = {
+            "kind": kind,
+            "status": message.status,
+            "content": message.content,
+            "created_at": _iso(message.created_at),
+        }
+        if kind == "assistant":
+            view = data.view(mid)
+            item["content"] = message.content or view.answer
+            item["error"] = message.error or view.error or ""
+            item["thinking"] = view.thinking
+            item["tools"] = [
+                {"tool": t.tool, "args": _cut(t.args), "result": _cut(t.result),
+                 "is_error": t.is_error}
+                for t in view.tools
+            ]  # fmt: skip
+            item["todos"] = [
+                {"content": str(t.get("content") or ""), "status": str(t.get("status") or "")}
+                for t in view.todos
+            ]
+            item["questions"] = [[q, a] for q, a in view.answers]
+        messages.append(item)
+    return {
+        "version": SNAPSHOT_VERSION,
+        "title": data.chat.title or "Conversation",
+        "taken_at": _iso(taken_at),
+        "messages": messages,
+    }

@@ -1,0 +1,72 @@
+"""The login gate lets exactly `/s/<token>` through without a session, and nothing else
+(not `/s/../api`, not `/s/<token>/x`, not the websocket, not a longer or shorter token)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from starlette.responses import PlainTextResponse
+
+from agent_chat.auth import LoginGate
+from agent_chat.auth.paths import is_share_path
+from tests.auth.conftest import CONFIG, Clock, _stand_in_app
+
+TOKEN = "AbCdEfGhIjKlMnOpQrStUvWxYz012-_9"
+
+
+def _app() -> FastAPI:
+    api = FastAPI()
+
+    @api.get("/s/{token}")
+    async def shared(token: str) -> PlainTextResponse:
+        return PlainTextResponse(f"shared {token}")
+
+    @api.get("/api/chat/sessions")
+    async def sessions() -> PlainTextResponse:
+        return PlainTextResponse("every conversation")
+
+    api.mount("", _stand_in_app())
+    return api
+
+
+@pytest.fixture
+async def client():
+    gate = LoginGate(_app(), config_loader=lambda: CONFIG, clock=Clock())
+    transport = httpx.ASGITransport(app=gate)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        yield client
+
+
+async def test_a_share_link_opens_without_login(client: httpx.AsyncClient) -> None:
+    answer = await client.get(f"/s/{TOKEN}")
+    assert answer.status_code == 200 and answer.text == f"shared {TOKEN}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/s/",
+        "/s/short",
+        f"/s/{TOKEN}x",
+        f"/s/{TOKEN}/x",
+        f"/s/{TOKEN}/../../api/chat/sessions",
+        "/s/../api/chat/sessions",
+        "/s/%2e%2e/api/chat/sessions",
+        f"/s/{TOKEN[:-1]}.",
+        f"/x/s/{TOKEN}",
+        "/api/chat/sessions",
+        "/_event",
+        "/chat/abc",
+    ],
+)
+async def test_nothing_else_opens_without_login(client: httpx.AsyncClient, path: str) -> None:
+    answer = await client.get(path)
+    assert answer.status_code in (303, 401), (path, answer.status_code)
+    assert "every conversation" not in answer.text and "chat page" not in answer.text
+
+
+def test_the_share_path_rule() -> None:
+    assert is_share_path(f"/s/{TOKEN}")
+    for path in (f"/s/{TOKEN}\n", f"/S/{TOKEN}", f"//s/{TOKEN}", f"/s/{TOKEN}?", "/s/" + "é" * 32):
+        assert not is_share_path(path), path
