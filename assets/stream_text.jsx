@@ -2,8 +2,11 @@
 // A live answer grows by chunks: the server sends only new text, in one envelope
 // `acs(streamId, offset, text)` (agent_chat/live/feed.py), never the whole growing string,
 // so bytes and work per token do not grow with the answer. A finished answer comes whole
-// as the `text` prop. Finished markdown blocks are memoised; only the last is parsed again.
-import React, { memo, useEffect, useMemo, useState } from "react";
+// as the `text` prop. The page's work per update is bounded too (issue 17 §3): the split into
+// markdown blocks resumes where it stopped (finished blocks are never split or parsed again),
+// finished blocks are memoised in groups (React skips a group whole), and a stream's
+// listeners run at most once per animation frame however many chunks came in it.
+import React, { memo, useEffect, useMemo, useRef, useState } from "react";
 import ReactMarkdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { CodeBlock } from "./code_block.jsx";
@@ -52,7 +55,18 @@ const store = (() => {
       if (s.listeners.size === 0 && now - s.idleSince > SWEEP_AFTER_MS) streams.delete(id);
     }
   };
-  const notify = (s) => s.listeners.forEach((fn) => fn(s.text));
+  // Listeners (the components showing the stream) hear of new text once per frame: chunks
+  // that arrive within one frame cost one render. A hidden tab has no frames: a timer then.
+  const notify = (s) => {
+    if (s.scheduled) return;
+    s.scheduled = true;
+    const run = () => {
+      s.scheduled = false;
+      s.listeners.forEach((fn) => fn(s.text));
+    };
+    if (typeof requestAnimationFrame === "function" && !document.hidden) requestAnimationFrame(run);
+    else setTimeout(run, 100);
+  };
   const api = {
     // `chunk` is the stream's text from `offset` on (offset = characters sent before).
     append(id, offset, chunk) {
@@ -96,25 +110,63 @@ const store = (() => {
   return api;
 })();
 
-// Split at blank lines outside code fences: every block but the last is finished.
-function splitBlocks(text) {
-  const blocks = [];
-  let start = 0;
-  let inFence = false;
-  let i = 0;
-  while (i < text.length) {
+// Split at blank lines outside code fences: every block but the last is finished. The split
+// of a growing text resumes where it stopped (`newSplit()` holds the finished blocks and how
+// far it scanned), so an update costs the new text, not the whole. Only complete lines are
+// scanned (an unfinished one is scanned again once it ends), so a text split over any number
+// of updates gives exactly the blocks of the whole text split at once: one code path for
+// streamed and finished answers, hence the same DOM after a reload. Finished blocks are kept
+// in groups of GROUP, each an array never changed once full (React skips it whole).
+const FENCE = /^\s*(```|~~~)/;
+const GROUP = 32;
+
+function newSplit() {
+  return { text: "", groups: [], start: 0, pos: 0, inFence: false };
+}
+
+function finishBlock(sp, block) {
+  const last = sp.groups[sp.groups.length - 1];
+  if (!last || last.length >= GROUP) sp.groups.push([block]);
+  else sp.groups[sp.groups.length - 1] = [...last, block]; // a new array: its group re-renders
+}
+
+// `sp` advanced to `text`; { groups, open } (open: the last, unfinished block).
+function splitOn(sp, text) {
+  // A text that does not extend the one split (a different answer, a rewritten stream)
+  // starts over. startsWith is one native comparison, no per-line work.
+  if (!text.startsWith(sp.text)) Object.assign(sp, newSplit());
+  sp.text = text;
+  let i = sp.pos;
+  for (;;) {
     const end = text.indexOf("\n", i);
-    const lineEnd = end === -1 ? text.length : end;
-    const line = text.slice(i, lineEnd);
-    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
-    if (!inFence && line.trim() === "" && lineEnd > start && i > start) {
-      blocks.push(text.slice(start, lineEnd + 1));
-      start = lineEnd + 1;
+    if (end === -1) break;
+    const line = text.slice(i, end);
+    if (FENCE.test(line)) sp.inFence = !sp.inFence;
+    if (!sp.inFence && i > sp.start && line.trim() === "") {
+      finishBlock(sp, text.slice(sp.start, end + 1));
+      sp.start = end + 1;
     }
-    i = lineEnd + 1;
+    i = end + 1;
   }
-  blocks.push(text.slice(start));
-  return blocks;
+  sp.pos = i;
+  return { groups: sp.groups, open: text.slice(sp.start) };
+}
+
+// The whole text split at once (what a reload renders), for tests in the page.
+function splitBlocks(text) {
+  const { groups, open } = splitOn(newSplit(), text);
+  return [...groups.flat(), open];
+}
+
+// For tests in the page: the blocks of `text` fed in pieces ending at `cuts` (offsets), as a
+// stream is, and the blocks of the whole text at once; the two must always be equal.
+if (store) {
+  store.blocks = (text, cuts = []) => {
+    const sp = newSplit();
+    for (const cut of cuts) splitOn(sp, text.slice(0, cut));
+    const { groups, open } = splitOn(sp, text);
+    return { streamed: [...groups.flat(), open], whole: splitBlocks(text) };
+  };
 }
 
 // The safety rules, the same for every text: raw HTML is shown as the text it is (never
@@ -154,6 +206,12 @@ const Block = memo(function Block({ text }) {
   );
 });
 
+// Finished blocks, a group at a time: a group's array is never changed once full, so memo
+// skips it whole and React's work per update does not grow with the answer.
+const Group = memo(function Group({ blocks }) {
+  return blocks.map((block, index) => <Block key={index} text={block} />);
+});
+
 function useStream(streamId, text) {
   const initial = text || "";
   const [value, setValue] = useState(() =>
@@ -172,7 +230,12 @@ function useStream(streamId, text) {
 
 export function StreamText({ streamId, text, markdown, className }) {
   const value = useStream(streamId, text);
-  const blocks = useMemo(() => (markdown ? splitBlocks(value) : null), [value, markdown]);
+  const split = useRef(null);
+  const parts = useMemo(() => {
+    if (!markdown) return null;
+    if (!split.current) split.current = newSplit();
+    return splitOn(split.current, value);
+  }, [value, markdown]);
   if (!markdown) {
     return (
       <div className={className} style={{ whiteSpace: "pre-wrap" }}>
@@ -182,9 +245,10 @@ export function StreamText({ streamId, text, markdown, className }) {
   }
   return (
     <div className={className}>
-      {blocks.map((block, index) => (
-        <Block key={index} text={block} />
+      {parts.groups.map((blocks, index) => (
+        <Group key={index} blocks={blocks} />
       ))}
+      <Block key="open" text={parts.open} />
     </div>
   );
 }
