@@ -21,6 +21,29 @@ class SessionRow(TypedDict):
     title: str
     state: str  # "" | "running" | "waiting" | "unread"
     archived: bool
+    pinned: bool
+    folder_id: int  # 0: in no folder
+
+
+class FolderRow(TypedDict):
+    id: int
+    name: str
+    collapsed: bool
+    sessions: list[SessionRow]  # its conversations (pinned ones show under "Pinned" only)
+
+
+class SegmentRow(TypedDict):
+    text: str
+    mark: bool  # shown in <mark> (a matched word of a search)
+
+
+class SearchHitRow(TypedDict):
+    uuid: str
+    message_id: int  # 0: the title matched
+    title: list[SegmentRow]
+    snippet: list[SegmentRow]
+    date: str
+    archived: bool
 
 
 class ToolRow(TypedDict):
@@ -91,6 +114,8 @@ def session_row(chat: ChatSession, state: str = "") -> SessionRow:
         title=chat.title or "New conversation",
         state=state,
         archived=chat.status == "ARCHIVED",
+        pinned=chat.pinned_at is not None,
+        folder_id=chat.folder_id or 0,
     )
 
 

@@ -120,7 +120,7 @@ function onClick(event, openHelp) {
     openHelp();
   } else if (
     drawerOpen() &&
-    target.closest('.sidebar a[href], .sidebar [data-testid="new-session"]')
+    target.closest('.sidebar a[href], .sidebar [data-testid="new-session"], .sidebar [data-testid="search-result"]')
   ) {
     setDrawer(false); // a conversation chosen, or a new one: show it
   }

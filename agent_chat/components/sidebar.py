@@ -6,8 +6,17 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.common import tid
+from agent_chat.components.folders import (
+    folder_block,
+    move_menu,
+    new_folder_button,
+    new_folder_form,
+    pin_item,
+)
+from agent_chat.components.search_results import search_results
 from agent_chat.config import load_settings
-from agent_chat.rows import SessionRow
+from agent_chat.rows import FolderRow, SessionRow
+from agent_chat.state.search import SearchState
 from agent_chat.state.sidebar import SidebarState
 
 
@@ -47,6 +56,8 @@ def _menu(row: SessionRow) -> rx.Component:
             ),
         ),
         rx.dropdown_menu.content(
+            pin_item(row),
+            move_menu(row),
             rx.dropdown_menu.item(
                 "Rename",
                 on_click=SidebarState.start_rename(row["uuid"]),
@@ -108,6 +119,10 @@ def session_item(row: SessionRow) -> rx.Component:
                 min_width="0",
                 on_double_click=SidebarState.start_rename(row["uuid"]),
             ),
+            rx.cond(
+                row["pinned"],
+                rx.icon("pin", size=12, color=rx.color("gray", 9), custom_attrs=tid("pinned-icon")),
+            ),
             rx.cond(row["archived"], rx.icon("archive", size=12, color=rx.color("gray", 9))),
             _badge(row),
             _menu(row),
@@ -141,6 +156,49 @@ def _logout() -> list[rx.Component]:
             custom_attrs=tid("logout"),
         )
     ]
+
+
+def _section_label(text: str) -> rx.Component:
+    return rx.text(text, size="1", weight="medium", color_scheme="gray", class_name="sidebar-label")
+
+
+def _folder(folder: FolderRow) -> rx.Component:
+    return folder_block(folder, session_item)
+
+
+def _conversations() -> rx.Component:
+    """Pinned first, then the folders, then the other conversations (paged)."""
+    return rx.vstack(
+        rx.cond(
+            SidebarState.pinned.length() > 0,
+            rx.vstack(
+                _section_label("Pinned"),
+                rx.foreach(SidebarState.pinned, session_item),
+                spacing="1",
+                width="100%",
+                custom_attrs=tid("pinned-sessions"),
+            ),
+        ),
+        new_folder_form(),
+        rx.foreach(SidebarState.folders, _folder),
+        rx.cond(
+            (SidebarState.pinned.length() > 0) | (SidebarState.folders.length() > 0),
+            _section_label("Conversations"),
+        ),
+        rx.foreach(SidebarState.sessions, session_item),
+        rx.cond(
+            SidebarState.has_more,
+            rx.button("Show more", variant="ghost", size="1", on_click=SidebarState.load_more),
+        ),
+        rx.cond(
+            (SidebarState.sessions.length() == 0)
+            & (SidebarState.pinned.length() == 0)
+            & (SidebarState.folders.length() == 0),
+            rx.text("No conversations yet.", size="2", color_scheme="gray"),
+        ),
+        spacing="1",
+        width="100%",
+    )
 
 
 def sidebar() -> rx.Component:
@@ -177,48 +235,45 @@ def sidebar() -> rx.Component:
             width="100%",
             align="center",
         ),
-        rx.button(
-            rx.icon("square-pen", size=16),
-            "New conversation",
-            on_click=SidebarState.new_session,
+        rx.hstack(
+            rx.button(
+                rx.icon("square-pen", size=16),
+                "New conversation",
+                on_click=SidebarState.new_session,
+                flex="1",
+                variant="soft",
+                custom_attrs=tid("new-session"),
+            ),
+            new_folder_button(),
             width="100%",
-            variant="soft",
-            custom_attrs=tid("new-session"),
+            spacing="2",
         ),
         rx.input(
             rx.input.slot(rx.icon("search", size=14)),
-            placeholder="Search conversations",
-            value=SidebarState.search,
-            on_change=SidebarState.set_search,
-            debounce_timeout=300,
+            rx.cond(
+                SearchState.query != "",
+                rx.input.slot(
+                    rx.icon_button(
+                        rx.icon("x", size=12),
+                        variant="ghost",
+                        size="1",
+                        color_scheme="gray",
+                        on_click=SearchState.clear_query,
+                        aria_label="Clear the search",
+                        custom_attrs=tid("search-clear"),
+                    ),
+                ),
+            ),
+            placeholder="Search messages and titles",
+            value=SearchState.query,
+            on_change=SearchState.set_query,
+            debounce_timeout=250,
             size="2",
             width="100%",
             custom_attrs=tid("session-search"),
         ),
         rx.scroll_area(
-            rx.vstack(
-                rx.foreach(SidebarState.sessions, session_item),
-                rx.cond(
-                    SidebarState.has_more,
-                    rx.button(
-                        "Show more", variant="ghost", size="1", on_click=SidebarState.load_more
-                    ),
-                ),
-                rx.cond(
-                    SidebarState.sessions.length() == 0,
-                    rx.text(
-                        rx.cond(
-                            SidebarState.search != "",
-                            "No conversation matches.",
-                            "No conversations yet.",
-                        ),
-                        size="2",
-                        color_scheme="gray",
-                    ),
-                ),
-                spacing="1",
-                width="100%",
-            ),
+            rx.cond(SearchState.query != "", search_results(), _conversations()),
             type="hover",
             scrollbars="vertical",
             flex="1",

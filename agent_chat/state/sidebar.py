@@ -1,5 +1,6 @@
-"""The session list (new, switch, rename, delete, badges) and which conversation the tab
-shows: the conversation states derive from this one."""
+"""The session list (pins, folders, new, switch, rename, delete, badges) and which
+conversation the tab shows: the conversation states derive from this one. Folder and pin
+commands: state/folders.py; search: state/search.py."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.db import pauses, sessions
 from agent_chat.db.errors import StoreError
-from agent_chat.db.models import SessionStatus
-from agent_chat.rows import SessionRow, session_row
+from agent_chat.db.folders import sidebar_listing
+from agent_chat.db.models import ChatSession, SessionStatus
+from agent_chat.rows import FolderRow, SessionRow, session_row
 from agent_chat.state.base import AppState
 from agent_chat.workspaces import remove_workspace, workspaces_root
 
@@ -19,38 +21,46 @@ PAGE_SIZE = 50
 
 
 class SidebarState(AppState):
+    # The sidebar's three parts: pinned, folders (each with its conversations), the rest (paged).
+    pinned: list[SessionRow] = []
+    folders: list[FolderRow] = []
     sessions: list[SessionRow] = []
     has_more: bool = False
     renaming_uuid: str = ""
-    search: str = ""
     show_archived: bool = False
     # The conversation this tab shows ("" on the start page) and its title.
     current_uuid: str = ""
     title: str = ""
 
     async def refresh(self) -> None:
-        """Reload the first pages of the list (as many rows as are shown now)."""
+        """Reload pins, folders and the first pages of the list (as many rows as shown now)."""
         svc = self.svc()
         limit = max(PAGE_SIZE, len(self.sessions))
-        rows = await svc.storage.call(
-            sessions.list_sessions,
-            limit=limit + 1,
-            include_archived=self.show_archived,
-            search=self.search,
+        listed = await svc.storage.call(
+            sidebar_listing, limit=limit, include_archived=self.show_archived
         )
         waiting = await svc.storage.call(pauses.open_pauses_by_session)
         states = svc.runs.session_states()
-        shown = []
-        for chat in rows[:limit]:
+
+        def row(chat: ChatSession) -> SessionRow:
             state = states.get(chat.session_uuid, "")
             if not state and waiting.get(chat.id):
                 state = "waiting"
             if not state and chat.unread and chat.session_uuid != self.current_uuid:
                 state = "unread"
-            shown.append(session_row(chat, state))
-        if shown != self.sessions:  # assigning resends the whole list
-            self.sessions = shown
-        self.has_more = len(rows) > limit
+            return session_row(chat, state)
+
+        pinned = [row(c) for c in listed.pinned]
+        folders = [
+            FolderRow(id=f.id, name=f.name, collapsed=f.collapsed, sessions=[row(c) for c in chats])
+            for f, chats in listed.folders
+        ]
+        shown = [row(c) for c in listed.unfiled[:limit]]
+        # Assigning resends the whole list: only what changed.
+        for name, value in (("pinned", pinned), ("folders", folders), ("sessions", shown)):
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+        self.has_more = len(listed.unfiled) > limit
 
     @rx.event
     async def load_more(self) -> None:
@@ -60,19 +70,13 @@ class SidebarState(AppState):
             limit=PAGE_SIZE + 1,
             offset=len(self.sessions),
             include_archived=self.show_archived,
-            search=self.search,
+            section="unfiled",
         )
         states = svc.runs.session_states()
         self.sessions = self.sessions + [
             session_row(c, states.get(c.session_uuid, "")) for c in rows[:PAGE_SIZE]
         ]
         self.has_more = len(rows) > PAGE_SIZE
-
-    @rx.event
-    async def set_search(self, value: str) -> None:
-        self.search = value[:200]
-        self.sessions = []
-        await self.refresh()
 
     @rx.event
     async def toggle_archived(self) -> None:

@@ -1,0 +1,84 @@
+"""Pins and folders of the sidebar: create, rename, delete, fold, move, pin (db/folders.py)."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from agent_chat.db import folders
+from agent_chat.db.errors import StoreError
+from agent_chat.state.sidebar import SidebarState
+
+
+class FolderState(SidebarState):
+    creating_folder: bool = False
+    renaming_folder: int = 0  # the folder whose name is being edited
+
+    async def _store(self, what: str, function, **kwargs) -> bool:
+        """Run a store function; a refusal becomes the banner (nothing changed then)."""
+        try:
+            await self.svc().storage.call(function, **kwargs)
+        except (StoreError, ValueError) as exc:
+            self.show_error(f"Could not {what}: {exc}")
+            return False
+        finally:
+            await self.refresh()
+        return True
+
+    @rx.event
+    def start_new_folder(self) -> None:
+        self.creating_folder = True
+
+    @rx.event
+    def cancel_new_folder(self) -> None:
+        self.creating_folder = False
+
+    @rx.event
+    async def create_folder(self, form: dict) -> None:
+        self.creating_folder = False
+        name = str(form.get("name", ""))
+        if name.strip():  # an empty name just closes the field
+            await self._store("create the folder", folders.create_folder, name=name)
+
+    @rx.event
+    def start_folder_rename(self, folder_id: int) -> None:
+        self.renaming_folder = folder_id
+
+    @rx.event
+    def cancel_folder_rename(self) -> None:
+        self.renaming_folder = 0
+
+    @rx.event
+    async def rename_folder(self, form: dict) -> None:
+        folder_id, self.renaming_folder = self.renaming_folder, 0
+        await self._store(
+            "rename the folder",
+            folders.rename_folder,
+            folder_id=folder_id,
+            name=str(form.get("name", "")),
+        )
+
+    @rx.event
+    async def delete_folder(self, folder_id: int) -> None:
+        await self._store("delete the folder", folders.delete_folder, folder_id=folder_id)
+
+    @rx.event
+    async def toggle_folder(self, folder_id: int, collapsed: bool) -> None:
+        await self._store(
+            "fold the folder", folders.set_collapsed, folder_id=folder_id, collapsed=collapsed
+        )
+
+    @rx.event
+    async def move(self, session_uuid: str, folder_id: int) -> None:
+        """Into folder `folder_id`, or out of any folder with 0."""
+        await self._store(
+            "move the conversation",
+            folders.move_session,
+            session_uuid=session_uuid,
+            folder_id=folder_id or None,
+        )
+
+    @rx.event
+    async def set_pinned(self, session_uuid: str, pinned: bool) -> None:
+        await self._store(
+            "pin the conversation", folders.set_pinned, session_uuid=session_uuid, pinned=pinned
+        )

@@ -1,0 +1,88 @@
+"""The sidebar's full-text search (db/search.py): results with snippets, and opening one on
+the branch of the matching message, scrolled to it."""
+
+from __future__ import annotations
+
+import json
+
+import reflex as rx
+
+from agent_chat import routes
+from agent_chat.db.errors import StoreError
+from agent_chat.db.search import SearchHit, open_hit, search
+from agent_chat.rows import SearchHitRow, SegmentRow
+from agent_chat.state.chat import PAGE_SIZE, ChatState
+
+# Finds the message once the page shows it (the conversation loads after the navigation),
+# scrolls it to the middle and flashes it (assets/styles.css: .search-hit).
+_SCROLL_JS = """(function (id, tries) {
+  const find = () => document.querySelector('[data-message-id="' + id + '"]');
+  const go = (left) => {
+    const el = find();
+    if (!el) { if (left > 0) setTimeout(() => go(left - 1), 100); return; }
+    el.scrollIntoView({block: "center"});
+    el.classList.add("search-hit");
+    setTimeout(() => { const again = find(); if (again) again.scrollIntoView({block: "center"}); }, 400);
+    setTimeout(() => { const again = find(); if (again) again.classList.remove("search-hit"); }, 2500);
+  };
+  go(tries);
+})(%s, 80)"""
+
+
+def _date(hit: SearchHit) -> str:
+    return hit.at.strftime("%Y-%m-%d")
+
+
+def hit_row(hit: SearchHit) -> SearchHitRow:
+    return SearchHitRow(
+        uuid=hit.session_uuid,
+        message_id=hit.message_id or 0,
+        title=[SegmentRow(text=s["text"], mark=s["mark"]) for s in hit.title],
+        snippet=[SegmentRow(text=s["text"], mark=s["mark"]) for s in hit.snippet],
+        date=_date(hit),
+        archived=hit.archived,
+    )
+
+
+class SearchState(ChatState):
+    query: str = ""
+    results: list[SearchHitRow] = []
+
+    @rx.event
+    async def set_query(self, value: str) -> None:
+        self.query = value[:200]
+        if not self.query.strip():
+            self.results = []
+            return
+        hits = await self.svc().storage.call(search, query=self.query)
+        self.results = [hit_row(h) for h in hits]
+
+    @rx.event
+    def clear_query(self) -> None:
+        self.query, self.results = "", []
+
+    @rx.event
+    async def open_result(self, session_uuid: str, message_id: int):
+        """Open the conversation; for a message, on its branch and scrolled to it."""
+        url = routes.chat_url(session_uuid)
+        if not message_id:
+            return rx.redirect(url)
+        svc = self.svc()
+        running = bool(svc.runs.live_for_session(session_uuid))
+        try:
+            opened = await svc.storage.call(open_hit, message_id=message_id, switch=not running)
+        except StoreError:
+            self.show_error("This message no longer exists; the search results were old.")
+            await self.set_query(self.query)
+            return None
+        if running:
+            self.show_error("The agent is answering here: the current branch is shown.")
+        # As many messages as reach back to the hit (load_chat keeps them for this uuid).
+        self.shown_limit = max(PAGE_SIZE, opened.from_end)
+        self.editing_id = 0
+        scroll = rx.call_script(_SCROLL_JS % json.dumps(message_id))
+        if self.current_uuid == session_uuid:
+            await self.reload_messages()
+            return scroll
+        self.current_uuid = session_uuid
+        return [rx.redirect(url), scroll]
