@@ -6,12 +6,14 @@ issue 13) is one more argument and one more condition, not a new API.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlalchemy import func, update
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.models import ChatFolder, ChatSession, utcnow
-from agent_chat.db.sessions import _one_line, _require_uuid
+from agent_chat.db.sessions import _one_line, _require_uuid, list_sessions
 
 FOLDER_NAME_MAX_CHARS = 60
 MAX_FOLDERS = 200
@@ -106,3 +108,28 @@ def set_pinned(*, session: Session, session_uuid: str, pinned: bool) -> ChatSess
     session.add(chat)
     session.flush()
     return chat
+
+
+@dataclass
+class SidebarListing:
+    pinned: list[ChatSession]
+    folders: list[tuple[ChatFolder, list[ChatSession]]]
+    unfiled: list[ChatSession]  # up to `limit + 1`: one more says there are more
+
+
+MAX_PINNED = 100
+MAX_FILED = 1_000
+
+
+def sidebar_listing(*, session: Session, limit: int, include_archived: bool) -> SidebarListing:
+    """The sidebar in one transaction: pins, each folder's conversations, the first
+    `limit` others. Pins and folders are not paged (a person keeps a few of them)."""
+    common = {"session": session, "include_archived": include_archived}
+    pinned = list_sessions(section="pinned", limit=MAX_PINNED, **common)
+    filed = list_sessions(section="filed", limit=MAX_FILED, **common)
+    by_folder: dict[int, list[ChatSession]] = {}
+    for chat in filed:
+        by_folder.setdefault(chat.folder_id, []).append(chat)
+    folders = [(f, by_folder.get(f.id, [])) for f in list_folders(session=session)]
+    unfiled = list_sessions(section="unfiled", limit=limit + 1, **common)
+    return SidebarListing(pinned=pinned, folders=folders, unfiled=unfiled)
