@@ -8,6 +8,7 @@ from agent_chat import routes
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
 from agent_chat.components.settings_sections import always_allowed_section, notifications_section
+from agent_chat.components.share import shared_links_section
 from agent_chat.rows import ModelRow
 from agent_chat.state.models import API_KEY_INPUT_ID, ModelsState
 
@@ -232,6 +233,7 @@ def models_page() -> rx.Component:
                 _form(),
                 always_allowed_section(),
                 notifications_section(),
+                shared_links_section(),
                 rx.link(
                     "API tokens (HTTP API, command line) →",
                     href=routes.SETTINGS_TOKENS,

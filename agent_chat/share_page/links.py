@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TypedDict
 
 from sqlmodel import Session
 
 from agent_chat.db.errors import ValidationFailed
 from agent_chat.db.models import utcnow
-from agent_chat.db.shares import NewShare, add_share
+from agent_chat.db.shares import NewShare, ShareInfo, add_share
 from agent_chat.export.reading import collect
 from agent_chat.share_page.snapshot import take_snapshot
 
@@ -49,4 +50,40 @@ def create_share(*, session: Session, session_uuid: str, expiry: str = "never") 
         snapshot_json=json.dumps(snapshot, ensure_ascii=False),
         message_count=len(snapshot["messages"]),
         expires_at=None if days is None else now + timedelta(days=days),
+    )
+
+
+class ShareRow(TypedDict):
+    """A link as the dialog and the settings list show it."""
+
+    id: int
+    prefix: str  # the token's first characters ("/s/AbC123…")
+    session_uuid: str
+    title: str  # the conversation's title now
+    created: str
+    expires: str  # "never expires", "expires 2026-12-08 16:00 UTC", "expired …"
+    expired: bool
+    messages: int
+
+
+def _when(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def share_row(info: ShareInfo, *, now: datetime) -> ShareRow:
+    row = info.row
+    expired = row.expires_at is not None and now >= row.expires_at
+    if row.expires_at is None:
+        expires = "never expires"
+    else:
+        expires = f"{'expired' if expired else 'expires'} {_when(row.expires_at)}"
+    return ShareRow(
+        id=row.id or 0,
+        prefix=row.prefix,
+        session_uuid=info.session_uuid,
+        title=info.session_title or row.title or "Conversation",
+        created=_when(row.created_at),
+        expires=expires,
+        expired=expired,
+        messages=row.message_count,
     )
