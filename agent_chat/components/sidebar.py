@@ -14,6 +14,7 @@ from agent_chat.components.folders import (
     pin_item,
 )
 from agent_chat.components.search_results import search_results
+from agent_chat.components.share import import_button, share_menu_item
 from agent_chat.config import load_settings
 from agent_chat.rows import FolderRow, SessionRow
 from agent_chat.state.search import SearchState
@@ -63,6 +64,7 @@ def _menu(row: SessionRow) -> rx.Component:
                 on_click=SidebarState.start_rename(row["uuid"]),
                 custom_attrs=tid("session-rename"),
             ),
+            share_menu_item(row["uuid"]),
             rx.cond(
                 row["archived"],
                 rx.dropdown_menu.item(
@@ -289,6 +291,7 @@ def sidebar() -> rx.Component:
                 custom_attrs=tid("toggle-archived"),
             ),
             rx.spacer(),
+            import_button(),
             rx.tooltip(
                 rx.icon_button(
                     rx.icon("keyboard", size=14),
