@@ -9,6 +9,7 @@ from agent_chat.components.composer import composer
 from agent_chat.components.layout import app_frame, phone_bar, sidebar_toggle
 from agent_chat.components.memory import memory_drawer
 from agent_chat.components.message import message
+from agent_chat.components.share import share_button
 from agent_chat.components.workspace import workspace_drawer
 from agent_chat.state.chat import ChatState
 
@@ -55,6 +56,7 @@ def _export_buttons() -> rx.Component:
         rx.hstack(
             _export_button("md", "file-text", "Export as Markdown"),
             _export_button("json", "file-json", "Export as JSON"),
+            share_button(),
             spacing="3",
         ),
     )
