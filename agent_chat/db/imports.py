@@ -9,10 +9,11 @@ round trip per message.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import update
-from sqlmodel import Session, select
+from sqlalchemy import Table, insert, update
+from sqlmodel import Session, SQLModel, select
 
 from agent_chat.db.models import (
     ChatMessage,
@@ -31,6 +32,11 @@ class Imported:
     chat: ChatSession
     messages: int
     notes: list[str]
+
+
+def _table(model: type[SQLModel]) -> Table:
+    """The Core table: executemany of plain rows, without the ORM's per-row bookkeeping."""
+    return model.__table__  # type: ignore[attr-defined]
 
 
 def _local_models(session: Session, models: dict[int, tuple[str, str]]) -> dict[int, int]:
@@ -70,30 +76,36 @@ def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
         return runs.setdefault(run_id, str(uuid4()))
 
     rows = [
-        ChatMessage(
-            session_id=chat.id,
-            parent_id=None,
-            is_active=m.is_active,
-            branch_order=m.branch_order,
-            run_id=new_run(m.run_id),
-            role=m.role,
-            content=m.content,
-            status=m.status,
-            model_id=models.get(m.model_id) if m.model_id is not None else None,
-            skill_folder=m.skill_folder,
-            tool_profile=m.tool_profile,
-            error=m.error,
-            input_tokens=m.input_tokens,
-            output_tokens=m.output_tokens,
-            total_tokens=m.total_tokens,
-            created_at=m.created_at or now,
-            completed_at=m.completed_at,
-        )
+        {
+            "session_id": chat.id,
+            "parent_id": None,
+            "is_active": m.is_active,
+            "branch_order": m.branch_order,
+            "run_id": new_run(m.run_id),
+            "role": m.role,
+            "content": m.content,
+            "status": m.status,
+            "model_id": models.get(m.model_id) if m.model_id is not None else None,
+            "skill_folder": m.skill_folder,
+            "tool_profile": m.tool_profile,
+            "error": m.error,
+            "input_tokens": m.input_tokens,
+            "output_tokens": m.output_tokens,
+            "total_tokens": m.total_tokens,
+            "created_at": m.created_at or now,
+            "completed_at": m.completed_at,
+        }
         for m in plan.messages
     ]
-    session.add_all(rows)
-    session.flush()
-    new_id = {m.source_id: row.id for m, row in zip(plan.messages, rows, strict=True)}
+    # Plain rows, no ORM objects: building 10,000 SQLModel instances cost more than the SQL.
+    inserted = session.execute(
+        insert(_table(ChatMessage)).returning(
+            _table(ChatMessage).c.id, sort_by_parameter_order=True
+        ),
+        rows,
+    )
+    ids = list(inserted.scalars()) if rows else []
+    new_id = {m.source_id: mid for m, mid in zip(plan.messages, ids, strict=True)}
     parents = [
         {"id": new_id[m.source_id], "parent_id": new_id[m.parent_id]}
         for m in plan.messages
@@ -101,42 +113,41 @@ def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
     ]
     if parents:
         session.execute(update(ChatMessage), parents)
-    logs: list[ChatMessageLog | RunPause] = []
+    logs: list[dict[str, Any]] = []
+    pauses: list[dict[str, Any]] = []
     for m in plan.messages:
         mid = new_id[m.source_id]
         logs += [
-            ChatMessageLog(
-                message_id=mid,
-                seq=row.seq,
-                kind=row.kind,
-                content=row.content,
-                tool_name=row.tool_name,
-                meta_json=row.meta_json,
-                created_at=row.created_at or now,
-            )
+            {
+                "message_id": mid,
+                "seq": row.seq,
+                "kind": row.kind,
+                "content": row.content,
+                "tool_name": row.tool_name,
+                "meta_json": row.meta_json,
+                "created_at": row.created_at or now,
+            }
             for row in m.logs
         ]
-        logs += [
-            RunPause(
-                run_id=new_run(p.run_id) or "",
-                message_id=mid,
-                clarify_id=p.clarify_id,
-                kind=p.kind,
-                question=p.question,
-                detail=p.detail,
-                choices_json=p.choices_json,
-                status=p.status,
-                answer=p.answer,
-                created_at=p.created_at or now,
-                answered_at=p.answered_at,
-            )
+        pauses += [
+            {
+                "run_id": new_run(p.run_id) or "",
+                "message_id": mid,
+                "clarify_id": p.clarify_id,
+                "kind": p.kind,
+                "question": p.question,
+                "detail": p.detail,
+                "choices_json": p.choices_json,
+                "status": p.status,
+                "answer": p.answer,
+                "created_at": p.created_at or now,
+                "answered_at": p.answered_at,
+            }
             for p in m.pauses
         ]
-    session.add_all(logs)
-    session.flush()
-    # The ORM objects still hold parent_id None (the update went around them).
-    for row in rows:
-        session.expire(row)
+    for table, values in ((ChatMessageLog, logs), (RunPause, pauses)):
+        if values:
+            session.execute(insert(_table(table)), values)
     return Imported(chat=chat, messages=len(rows), notes=plan.notes)
 
 
