@@ -12,7 +12,7 @@ from agent_chat.api import create_api
 from agent_chat.api.bearer import bearer_check
 from agent_chat.auth import login_gate_with
 from agent_chat.auth.origins import origin_guard
-from agent_chat.pages.chat import chat_page
+from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
 from agent_chat.services import services, start_services, stop_services
@@ -61,12 +61,7 @@ app = rx.App(
     ],
 )
 app.register_lifespan_task(services_lifespan)
-app.add_page(
-    chat_page,
-    route=routes.INDEX,
-    on_load=[ChatState.load_index, LiveState.start],
-    title="Agent Chat",
-)
+app.add_page(index_page, route=routes.INDEX, on_load=ChatState.load_index, title="Agent Chat")
 app.add_page(
     chat_page, route=routes.CHAT, on_load=[ChatState.load_chat, LiveState.start], title="Agent Chat"
 )

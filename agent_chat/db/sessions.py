@@ -42,10 +42,18 @@ def create_session(
     title: str = "",
     model_id: int | None = None,
     skill_folder: str | None = None,
+    session_uuid: str | None = None,
+    hermes_session: str | None = None,
 ) -> ChatSession:
+    """A new conversation; a page's new conversation brings the ids it chose when it opened
+    (its agent may already be built for `hermes_session`)."""
     chat = ChatSession(
         title=_one_line(title)[:TITLE_MAX_CHARS], model_id=model_id, skill_folder=skill_folder
     )
+    if session_uuid is not None:
+        chat.session_uuid = str(UUID(session_uuid))
+    if hermes_session is not None:
+        chat.hermes_session = hermes_session
     session.add(chat)
     session.flush()
     return chat

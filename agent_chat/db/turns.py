@@ -253,14 +253,23 @@ def agent_target(
     model_id: int | None,
     tool_profile: str | None,
     enabled_profiles: tuple[str, ...],
+    draft_hermes_session: str | None = None,
 ) -> AgentTarget:
-    chat = existing_chat(session, session_uuid)
+    """`draft_hermes_session`: a new conversation not created yet (a page at /chat), whose
+    first message will bring this hermes session id."""
     plan = TurnPlan(
         TurnMode.SEND,
         session_uuid,
         tool_profile=tool_profile,
         enabled_profiles=enabled_profiles,
     )
+    if draft_hermes_session is not None:
+        return AgentTarget(
+            draft_hermes_session,
+            resolve_model(session, model_id, None),
+            _tool_profile(plan, enabled_profiles[0]),
+        )
+    chat = existing_chat(session, session_uuid)
     return AgentTarget(
         chat.hermes_session,
         resolve_model(session, model_id, chat.model_id),

@@ -1,4 +1,4 @@
-"""The conversation page (`/` and `/chat/[session_id]`)."""
+"""The conversation page (`/chat` for a new one, `/chat/<uuid>`), and `/`, which opens one."""
 
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def _not_found() -> rx.Component:
         rx.vstack(
             rx.heading("Conversation not found", size="5"),
             rx.text("It may have been deleted, or the link is wrong.", color_scheme="gray"),
-            rx.link(rx.button("Start a new conversation"), href=routes.INDEX),
+            rx.link(rx.button("Start a new conversation"), href=routes.NEW_CHAT),
             align="center",
             spacing="3",
             custom_attrs={"data-testid": "not-found"},
@@ -204,3 +204,9 @@ def chat_page() -> rx.Component:
         ),
         with_phone_bar=False,
     )
+
+
+def index_page() -> rx.Component:
+    """`/`: nothing to type into (its load moves on to the latest or a new conversation, and
+    text typed on a page that is then replaced would be lost)."""
+    return rx.center(rx.spinner(size="3"), height="100vh", width="100%")

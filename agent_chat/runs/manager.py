@@ -195,17 +195,28 @@ class RunManager:
         await self.client.answer_clarify(run_id, clarify_id, answer)
 
     def prepare(
-        self, session_uuid: str, *, model_id: int | None = None, tool_profile: str | None = None
+        self,
+        session_uuid: str,
+        *,
+        model_id: int | None = None,
+        tool_profile: str | None = None,
+        draft_hermes_session: str | None = None,
     ) -> None:
         """Have the bridge build the agent the conversation's next message needs, in the
         background (a conversation was opened, or its model or tools changed), so that
-        message starts at once. Best effort: a failure only means the run builds it."""
+        message starts at once. Best effort: a failure only means the run builds it.
+        `draft_hermes_session`: a new conversation, created by its first message."""
         if self.live_for_session(session_uuid) is not None:
             return
-        self._in_background(self._prepare(session_uuid, model_id, tool_profile), "prepare-agent")
+        work = self._prepare(session_uuid, model_id, tool_profile, draft_hermes_session)
+        self._in_background(work, "prepare-agent")
 
     async def _prepare(
-        self, session_uuid: str, model_id: int | None, tool_profile: str | None
+        self,
+        session_uuid: str,
+        model_id: int | None,
+        tool_profile: str | None,
+        draft_hermes_session: str | None,
     ) -> None:
         try:
             target = await self.storage.call(
@@ -214,6 +225,7 @@ class RunManager:
                 model_id=model_id,
                 tool_profile=tool_profile,
                 enabled_profiles=self.settings.tool_profiles,
+                draft_hermes_session=draft_hermes_session,
             )
             await self.client.prepare(
                 target.hermes_session, bridge_model(target.model), target.tool_profile

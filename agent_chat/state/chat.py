@@ -3,6 +3,8 @@ choices. The live run of the conversation is `LiveState` (state/live.py), below 
 
 from __future__ import annotations
 
+import uuid
+
 import reflex as rx
 
 from agent_chat import routes, tool_profiles
@@ -65,6 +67,10 @@ class ChatState(SidebarState):
     # Finished answers whose text this page already holds from streaming: message id ->
     # stream id. Their rows carry no text, so the answer is not sent a second time.
     _streamed: dict[int, str] = {}
+    # A new conversation (/chat) has no row until its first message; the ids that message
+    # will create it with are chosen when the page opens, so its agent can be built meanwhile.
+    _draft_uuid: str = ""
+    _draft_hermes: str = ""
 
     @rx.var
     def no_model(self) -> bool:
@@ -97,12 +103,11 @@ class ChatState(SidebarState):
 
     @rx.event
     async def load_index(self):
+        """`/` opens the latest conversation, or a new one when there is none."""
         self.current_uuid = ""
-        await self._load_common()
-        if self.sessions:
-            return rx.redirect(routes.chat_url(self.sessions[0]["uuid"]))
-        self.title, self.messages, self.not_found = "", [], False
-        return None
+        await self.refresh()
+        latest = routes.chat_url(self.sessions[0]["uuid"]) if self.sessions else routes.NEW_CHAT
+        return rx.redirect(latest, replace=True)
 
     @rx.event
     async def load_chat(self) -> None:
@@ -114,9 +119,36 @@ class ChatState(SidebarState):
         self.current_uuid = session_uuid  # first: the sidebar treats it as seen
         self._streamed = {}  # the page may have lost its streams: send texts whole
         await self._load_common()
-        self.not_found = not await self.reload_messages()
+        if not session_uuid:
+            self._open_draft()
+        else:
+            self.not_found = not await self.reload_messages()
         if not self.not_found:
             self._prepare_agent()
+
+    def _open_draft(self) -> None:
+        """A new conversation: empty, with the default choices, nothing stored yet."""
+        if not self._draft_uuid:  # a reconnect keeps the ids (and the agent built for them)
+            self._draft_uuid, self._draft_hermes = str(uuid.uuid4()), str(uuid.uuid4())
+        self.not_found, self.title, self.has_earlier = False, "", False
+        self._set("messages", [])
+        self._set("queued", [])
+        self._set("context_meter", "")
+        self._set("context_percent", -1)
+        self.selected_skill = NO_SKILL
+        self.selected_profile = tool_profiles.default_profile(self.svc().settings.tool_profiles)
+        self.selected_model = DEFAULT_CHOICE
+
+    def take_draft(self) -> tuple[str, str]:
+        """The ids the new conversation's first message creates it with (used once)."""
+        ids = (self._draft_uuid or str(uuid.uuid4()), self._draft_hermes or str(uuid.uuid4()))
+        self._draft_uuid = self._draft_hermes = ""
+        return ids
+
+    def restore_draft(self, session_uuid: str, hermes_session: str) -> None:
+        """The first message was refused: the page is a new conversation again."""
+        self.current_uuid = ""
+        self._draft_uuid, self._draft_hermes = session_uuid, hermes_session
 
     async def reload_messages(self) -> bool:
         """Load the active branch from the database; False if the session is unknown."""
@@ -172,13 +204,16 @@ class ChatState(SidebarState):
         # The next message's agent is built while the person types (bridge, background).
         choices = self.composer_choices()
         self.svc().runs.prepare(
-            self.current_uuid, model_id=choices["model_id"], tool_profile=choices["tool_profile"]
+            self.current_uuid or self._draft_uuid,
+            model_id=choices["model_id"],
+            tool_profile=choices["tool_profile"],
+            draft_hermes_session=None if self.current_uuid else self._draft_hermes,
         )
 
     @rx.event
     def set_selected_model(self, value: str) -> None:
         self.selected_model = value
-        if self.current_uuid:
+        if self.current_uuid or self._draft_uuid:
             self._prepare_agent()
 
     @rx.event
@@ -189,7 +224,7 @@ class ChatState(SidebarState):
     def set_selected_profile(self, value: str) -> None:
         if value in self.svc().settings.tool_profiles:
             self.selected_profile = value
-            if self.current_uuid:
+            if self.current_uuid or self._draft_uuid:
                 self._prepare_agent()
 
     @rx.event

@@ -117,8 +117,11 @@ class LiveState(ChatState):
         if self.current_uuid and svc.runs.live_for_session(self.current_uuid):
             return await self._queue(text)  # a run works: Enter queues behind it
         new_session = not self.current_uuid
-        if new_session:
-            chat = await svc.storage.call(sessions.create_session)
+        if new_session:  # the conversation starts with its first message
+            draft_uuid, draft_hermes = self.take_draft()
+            chat = await svc.storage.call(
+                sessions.create_session, session_uuid=draft_uuid, hermes_session=draft_hermes
+            )
             self.current_uuid = chat.session_uuid
         try:
             started = await svc.runs.send(
@@ -126,11 +129,16 @@ class LiveState(ChatState):
             )
         except RunRefused as exc:
             self.composer_error = str(exc)  # the text stays in the box: nothing is lost
+            if new_session:  # no message, no conversation: the page stays a new one
+                await svc.storage.call(sessions.delete_session, session_uuid=self.current_uuid)
+                self.restore_draft(self.current_uuid, draft_hermes)
             return None
         follow = await self._after_new_run(started)
-        # A new conversation gets its own URL; its page load starts the follower.
-        then = rx.redirect(routes.chat_url(self.current_uuid)) if new_session else follow
-        return [clear_composer(text), then]
+        if not new_session:
+            return [clear_composer(text), follow]
+        # The new conversation's own URL: the same page (no remount, the composer keeps what
+        # was typed since), whose load starts the follower.
+        return [clear_composer(text), rx.redirect(routes.chat_url(self.current_uuid), replace=True)]
 
     # ---- queue and steer while a run works ----------------------------------------------
 

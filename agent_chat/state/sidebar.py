@@ -96,10 +96,9 @@ class SidebarState(AppState):
         await self.refresh()
 
     @rx.event
-    async def new_session(self):
-        chat = await self.svc().storage.call(sessions.create_session)
-        await self.refresh()
-        return rx.redirect(routes.chat_url(chat.session_uuid))
+    def new_session(self):
+        # No row yet: the conversation is created by its first message (state/live.py).
+        return rx.redirect(routes.NEW_CHAT)
 
     @rx.event
     def start_rename(self, session_uuid: str) -> None:

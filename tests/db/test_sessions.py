@@ -48,6 +48,51 @@ def test_create_session_has_uuid_hermes_session_and_defaults(session: Session) -
     assert chat.created_at.tzinfo is None
 
 
+def test_a_new_conversation_is_created_with_the_ids_its_page_chose(session: Session) -> None:
+    # The page at /chat picks the ids when it opens (and has the agent built for them); the
+    # first message creates the row with them.
+    chat = create_session(
+        session=session,
+        session_uuid="0B7E3C1E-1111-4000-8000-000000000000",
+        hermes_session="hermes-of-the-draft",
+    )
+    assert chat.session_uuid == "0b7e3c1e-1111-4000-8000-000000000000"
+    assert chat.hermes_session == "hermes-of-the-draft"
+    with pytest.raises(ValueError):
+        create_session(session=session, session_uuid="not-a-uuid")
+
+
+def test_the_agent_of_a_conversation_not_created_yet(session: Session) -> None:
+    from agent_chat.db.turns import Refused, agent_target
+
+    with pytest.raises(Refused, match="No model"):
+        agent_target(
+            session=session,
+            session_uuid="0b7e3c1e-2222-4000-8000-000000000000",
+            model_id=None,
+            tool_profile=None,
+            enabled_profiles=("chat", "workspace"),
+            draft_hermes_session="draft",
+        )
+    model = create_model(
+        session=session, name="M", base_url="http://127.0.0.1:9/v1", model_name="m"
+    )
+    target = agent_target(
+        session=session,
+        session_uuid="0b7e3c1e-2222-4000-8000-000000000000",
+        model_id=None,
+        tool_profile="workspace",
+        enabled_profiles=("chat", "workspace"),
+        draft_hermes_session="draft",
+    )
+    assert (target.hermes_session, target.model.id, target.tool_profile) == (
+        "draft",
+        model.id,
+        "workspace",
+    )
+    assert get_session(session=session, session_uuid="0b7e3c1e-2222-4000-8000-000000000000") is None
+
+
 def test_get_session_finds_by_uuid_and_returns_none_for_unknown_or_malformed(
     session: Session, chat: ChatSession
 ) -> None:

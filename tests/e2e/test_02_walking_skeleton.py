@@ -80,7 +80,7 @@ def test_chat_streams_answers_keeps_context_and_survives_reload(page: Page, stac
     page.get_by_test_id("session-item").get_by_role("button", name="Conversation actions").click()
     page.get_by_test_id("session-delete").click()
     expect(page.get_by_test_id("session-item")).to_have_count(0)
-    expect(page).to_have_url(re.compile(r"/$"))
+    expect(page).to_have_url(re.compile(r"/chat$"))  # no conversation left: a new one
 
 
 def test_new_session_button_and_switching_between_sessions(page: Page, stack: Stack) -> None:

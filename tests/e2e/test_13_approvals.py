@@ -5,13 +5,12 @@ settings (the shared stack enables the Chat and Workspace profiles)."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import send
+from tests.support.browser import open_stored_chat, send
 from tests.support.stack import ARTIFACTS, Stack
 
 pytestmark = pytest.mark.e2e
@@ -22,13 +21,13 @@ def rm_message(target: str) -> str:
 
 
 def use_workspace(page: Page, stack: Stack) -> str:
-    """Choose the Workspace profile in the open conversation; its folder, with a victim."""
+    """A conversation with the Workspace profile; its folder, with a victim."""
+    uuid = open_stored_chat(page, stack)
     page.get_by_test_id("tool-profile-select").click()
     options = page.get_by_role("option")
     expect(options).to_have_count(2)
     page.get_by_role("option", name="Workspace").click()
     expect(page.get_by_test_id("tool-profile-select")).to_contain_text("Workspace")
-    uuid = re.search(r"/chat/([0-9a-f-]{36})", page.url).group(1)
     folder = stack.tmp / "workspaces" / uuid
     (folder / "victim").mkdir(parents=True)
     (folder / "victim" / "keep.txt").write_text("keep me", encoding="utf-8")

@@ -19,14 +19,13 @@ from tests.support.stack import Stack
 pytestmark = pytest.mark.e2e
 
 
-def _session_of(page: Page) -> str:
-    return re.search(r"/chat/([0-9a-f-]{36})$", page.url).group(1)
-
-
 def test_a_run_started_over_http_shows_live_in_an_open_tab(chat: Page, stack: Stack) -> None:
     page = chat
-    session_id = _session_of(page)
     with httpx.Client(base_url=stack.url, timeout=60) as client:
+        # A conversation made over HTTP, open in the tab.
+        session_id = client.post("/api/chat/sessions", json={}).json()["sessionId"]
+        page.goto(f"{stack.url}/chat/{session_id}")
+        expect(page.get_by_test_id("composer-input")).to_be_editable()
         run = start_run(client, session_id, "long 150 delay=0.04")
         assistant = page.get_by_test_id("message-assistant")
         # Live while it streams: the spinner in the sidebar, the stop button, growing text.

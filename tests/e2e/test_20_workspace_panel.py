@@ -7,7 +7,6 @@ out of the folder. (The shared stack enables the Chat and Workspace profiles.)""
 from __future__ import annotations
 
 import json
-import re
 import struct
 import zlib
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import send
+from tests.support.browser import open_stored_chat, send
 from tests.support.stack import ARTIFACTS, Stack
 
 pytestmark = pytest.mark.e2e
@@ -30,11 +29,11 @@ def calls(*steps: tuple[str, dict]) -> str:
 
 
 def use_workspace(page: Page, stack: Stack) -> Path:
-    """The Workspace profile for the open conversation; the conversation's folder."""
+    """A conversation with the Workspace profile; the conversation's folder."""
+    uuid = open_stored_chat(page, stack)
     page.get_by_test_id("tool-profile-select").click()
     page.get_by_role("option", name="Workspace").click()
     expect(page.get_by_test_id("tool-profile-select")).to_contain_text("Workspace")
-    uuid = re.search(r"/chat/([0-9a-f-]{36})", page.url).group(1)
     return stack.tmp / "workspaces" / uuid
 
 

@@ -46,15 +46,34 @@ def fresh_page(browser: Any, request: Any) -> Iterator[Any]:
     assert not errors, f"uncaught errors in the page: {errors}"
 
 
+NEW_CHAT_URL = re.compile(r"/chat$")
+CHAT_URL = re.compile(r"/chat/[0-9a-f-]{36}$")
+
+
 def send(page: Any, text: str) -> None:
-    """Type a message in the composer and press Enter."""
+    """Type a message in the composer and press Enter; the first message of a new
+    conversation also waits for the conversation's own URL (the row exists from then)."""
+    new = NEW_CHAT_URL.search(page.url) is not None
     box = page.get_by_test_id("composer-input")
     box.fill(text)
     box.press("Enter")
+    if new:  # the conversation's URL, or the reason it was not sent
+        page.wait_for_function(
+            "() => /\\/chat\\/[0-9a-f-]{36}$/.test(location.pathname)"
+            " || document.querySelector('[data-testid=composer-error]')"
+        )
+
+
+def session_uuid_of(page: Any) -> str:
+    """The open conversation's uuid, from the URL."""
+    found = CHAT_URL.search(page.url)
+    assert found, f"not a conversation's URL: {page.url}"
+    return found.group(0).rsplit("/", 1)[-1]
 
 
 def new_chat(page: Any, stack: Stack) -> None:
-    """Open a new, empty conversation and wait until its page is ready for typing."""
+    """Open a new, empty conversation (`/chat`: no row until the first message) and wait
+    until its page is ready for typing."""
     from playwright.sync_api import expect
 
     # Start from a page that does not redirect ("/" jumps to the latest conversation, and a
@@ -62,6 +81,21 @@ def new_chat(page: Any, stack: Stack) -> None:
     page.goto(f"{stack.url}/settings/models")
     expect(page.get_by_role("heading", name="Models")).to_be_visible()
     page.get_by_test_id("new-session").click()
-    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
+    expect(page).to_have_url(NEW_CHAT_URL)
     expect(page.get_by_test_id("composer-input")).to_be_editable()
     expect(page.get_by_test_id("message-user")).to_have_count(0)
+
+
+def open_stored_chat(page: Any, stack: Any) -> str:
+    """An empty conversation that is already stored (made over the HTTP API; the page's
+    "New conversation" stores nothing until the first message), open in the page; its uuid.
+    For tests that need the conversation's id (its workspace folder) before sending."""
+    import httpx
+    from playwright.sync_api import expect
+
+    reply = httpx.post(f"{stack.url}/api/chat/sessions", json={}, timeout=30)
+    reply.raise_for_status()
+    session_uuid = reply.json()["sessionId"]
+    page.goto(f"{stack.url}/chat/{session_uuid}")
+    expect(page.get_by_test_id("composer-input")).to_be_editable()
+    return session_uuid

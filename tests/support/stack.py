@@ -55,6 +55,7 @@ class Stack:
     app_port: int
     bridge: subprocess.Popen | None = None
     app: subprocess.Popen | None = None
+    built: bool = False  # the frontend for app_port is built (a restart skips the build)
 
     @property
     def url(self) -> str:
@@ -84,15 +85,30 @@ class Stack:
     def start_app(self) -> None:
         port = str(self.app_port)
         log = self.tmp / "app.log"
-        self.app = start_process(
-            [sys.executable, "-m", "reflex", "run", "--env", "prod", "--single-port"]
-            + ["--frontend-port", port, "--backend-port", port, "--backend-host", "127.0.0.1"],
-            env=self.env,
-            log=log,
-            health=f"{self.url}/ping",
-            timeout=300,
-        )
+        if self.built:
+            # A restart: the frontend this port was built for is there; `reflex run` would
+            # compile and build it again (half a minute). Start the backend the way `reflex
+            # run --env prod --single-port` does after its build (reflex/utils/exec.py:
+            # run_backend_prod): the compiled app mounted, compilation skipped.
+            command = [sys.executable, "-m", "uvicorn", "--factory", "agent_chat.agent_chat:app"]
+            command += ["--host", "127.0.0.1", "--port", port, "--log-level", "warning"]
+            env = {
+                **self.env,
+                "REFLEX_ENV_MODE": "prod",
+                # Reflex's internal variables carry two underscores (reflex_base/environment.py).
+                "__REFLEX_SKIP_COMPILE": "true",
+                "__REFLEX_MOUNT_FRONTEND_COMPILED_APP": "true",
+                "REFLEX_FRONTEND_PORT": port,
+                "REFLEX_BACKEND_PORT": port,
+            }
+        else:
+            command = [sys.executable, "-m", "reflex", "run", "--env", "prod", "--single-port"]
+            command += ["--frontend-port", port, "--backend-port", port]
+            command += ["--backend-host", "127.0.0.1"]
+            env = self.env
+        self.app = start_process(command, env=env, log=log, health=f"{self.url}/ping", timeout=300)
         wait_http(f"{self.url}/", 60, self.app, log)
+        self.built = True
 
     def stop_app(self) -> None:
         stop_process(self.app)
