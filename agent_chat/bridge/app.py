@@ -91,6 +91,7 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         max_active_runs=settings.max_active_runs,
         clarify_max_wait_s=settings.clarify_max_wait_s,
         retention_s=settings.buffer_retention_s,
+        retention_runs=settings.buffer_retention_runs,
         idle_timeout_s=settings.run_idle_timeout_s,
         tool_profiles=settings.tool_profiles,
         workspaces_root=settings.workspaces_root,

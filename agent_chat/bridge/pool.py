@@ -2,7 +2,10 @@
 
 Building an agent costs about a second (it probes the endpoint), so a session's agent is
 kept between runs. An evicted or dropped one is simply rebuilt on the next run: the agent
-keeps no conversation history of its own (the caller passes it every run).
+keeps no conversation history of its own (the caller passes it every run). An agent leaving
+the pool gives back its model client (hermes' `release_clients`, what hermes' own gateway
+does on eviction): dropped without it, each rebuilt agent left its HTTP client's memory
+behind (the soak saw the bridge grow ~0.1 MiB per run, tests/runs/test_soak.py).
 """
 
 from __future__ import annotations
@@ -61,9 +64,13 @@ class AgentPool:
         # Built outside the lock: construction probes the endpoint and takes a while.
         agent = self._factory(session_id, model, profile)
         with self._lock:
+            old = self._entries.get(session_id)
             self._entries[session_id] = _Entry(key=key, agent=agent, in_use=True)
             self._entries.move_to_end(session_id)
-            self._evict()
+            gone = self._evict()
+        # One built for other settings is replaced (unless a run still uses it: then the
+        # run's release finds it gone and lets it go).
+        _release([*gone, *([old.agent] if old is not None and not old.in_use else [])])
         return agent
 
     def prepare(self, session_id: str, model: ModelSpec, profile: str = "chat") -> bool:
@@ -82,10 +89,12 @@ class AgentPool:
             agent = self._factory(session_id, model, profile)
             with self._lock:
                 current = self._entries.get(session_id)
+                gone = [agent]  # not kept: a run is using the session's other agent
                 if current is None or not current.in_use:
                     self._entries[session_id] = _Entry(key=key, agent=agent)
                     self._entries.move_to_end(session_id)
-                    self._evict()
+                    gone = self._evict() + ([current.agent] if current is not None else [])
+            _release(gone)
         finally:
             with self._lock:
                 self._building.pop(session_id, None)
@@ -93,30 +102,56 @@ class AgentPool:
         return True
 
     def release(self, session_id: str, agent: Any) -> None:
+        """A run is done with `agent`: idle again, or let go if the pool no longer has it
+        (dropped or replaced while the run went on)."""
         with self._lock:
             entry = self._entries.get(session_id)
-            if entry is not None and entry.agent is agent:
+            kept = entry is not None and entry.agent is agent
+            if kept:
                 entry.in_use = False
-            self._evict()
+            gone = self._evict() + ([] if kept else [agent])
+        _release(gone)
 
     def drop(self, session_id: str) -> bool:
         """Forget the session's agent (the next run builds a fresh one)."""
         with self._lock:
-            return self._entries.pop(session_id, None) is not None
+            entry = self._entries.get(session_id)
+            if entry is None:
+                return False
+            del self._entries[session_id]
+        if not entry.in_use:  # one in use is let go by its run's release
+            _release([entry.agent])
+        return True
 
     def drop_idle(self) -> int:
         """Forget every agent not running now, e.g. after memory was edited."""
         with self._lock:
             idle = [sid for sid, entry in self._entries.items() if not entry.in_use]
-            for sid in idle:
-                del self._entries[sid]
-            return len(idle)
+            agents = [self._entries.pop(sid).agent for sid in idle]
+        _release(agents)
+        return len(idle)
 
-    def _evict(self) -> None:
-        # Oldest idle agents go first; agents in use are never evicted.
+    def _evict(self) -> list[Any]:
+        """Oldest idle agents go first; agents in use are never evicted. The agents evicted,
+        for the caller to release outside the lock."""
+        gone = []
         for sid in list(self._entries):
             if len(self._entries) <= self._size:
-                return
+                break
             if not self._entries[sid].in_use:
                 logger.debug("agent pool: evicting session %s", sid)
-                del self._entries[sid]
+                gone.append(self._entries.pop(sid).agent)
+        return gone
+
+
+def _release(agents: list[Any]) -> None:
+    """Give back each agent's model client (hermes' `release_clients`); the agent's session
+    state (memory, todo list, workspace) is not hermes' client and stays."""
+    for agent in agents:
+        release = getattr(agent, "release_clients", None)
+        if release is None:
+            continue
+        try:
+            release()
+        except Exception:  # a failed release must not fail the run that evicted it
+            logger.exception("agent pool: releasing an agent's clients failed")

@@ -29,6 +29,7 @@ class RunRegistry:
         clarify_max_wait_s: float,
         retention_s: float,
         idle_timeout_s: float = 600.0,
+        retention_runs: int = 200,
         tool_profiles: tuple[str, ...] = ("chat",),
         workspaces_root: Path | None = None,
     ) -> None:
@@ -38,6 +39,7 @@ class RunRegistry:
         self.max_active_runs = max_active_runs
         self.clarify_max_wait_s = clarify_max_wait_s
         self.retention_s = retention_s
+        self.retention_runs = retention_runs
         self.idle_timeout_s = idle_timeout_s
         self._lock = threading.Lock()
         self._runs: dict[str, Run] = {}
@@ -122,16 +124,17 @@ class RunRegistry:
         forget_session(session_id)  # "allow for this conversation" ends with its context
 
     def purge_expired(self) -> None:
-        """Forget runs that ended more than the retention time ago."""
+        """Forget runs that ended more than the retention time ago, and the oldest ended
+        runs beyond the retention count."""
         cutoff = time.time() - self.retention_s
         with self._lock:
-            expired = [
-                rid
-                for rid, r in self._runs.items()
-                if r.ended_at is not None and r.ended_at < cutoff
-            ]
-            for rid in expired:
-                del self._runs[rid]
+            ended = sorted(
+                (r.ended_at, rid) for rid, r in self._runs.items() if r.ended_at is not None
+            )
+            extra = max(0, len(ended) - self.retention_runs)
+            for i, (ended_at, rid) in enumerate(ended):
+                if i < extra or ended_at < cutoff:
+                    del self._runs[rid]
 
     def stop_all(self) -> None:
         with self._lock:

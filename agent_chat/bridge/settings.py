@@ -39,6 +39,10 @@ class BridgeSettings:
     skills_dir: Path | None = None  # the app's skills, listed to hermes' `skills` tools
     keepalive_interval_s: float = 15.0
     buffer_retention_s: float = 3600.0
+    # At most this many ended runs are kept for replay, newest first (on top of the hour):
+    # an app that was away needs only the runs that ended meanwhile, which are never more
+    # than were running. Without it a busy hour kept every run's events (the soak's growth).
+    buffer_retention_runs: int = 200
     # A working run with no event for this long is failed (waiting for an answer is exempt).
     run_idle_timeout_s: float = 600.0
     # Build a throwaway agent at start so the first conversation does not pay hermes'
@@ -98,6 +102,7 @@ def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings
         else PROJECT_ROOT / "skills",
         keepalive_interval_s=_number(env, "AGENT_CHAT_BRIDGE_KEEPALIVE_S", 15.0, float),
         buffer_retention_s=_number(env, "AGENT_CHAT_BRIDGE_RETENTION_S", 3600.0, float),
+        buffer_retention_runs=int(_number(env, "AGENT_CHAT_BRIDGE_RETENTION_RUNS", 200)),
         run_idle_timeout_s=_number(env, "AGENT_CHAT_RUN_IDLE_TIMEOUT_S", 600.0, float),
     )
 

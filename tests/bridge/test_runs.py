@@ -177,3 +177,17 @@ async def test_finished_runs_are_forgotten_after_the_retention_time(
         await asyncio.sleep(0.6)
         gone = await client.get(f"/runs/{run_id}")
     assert kept.status_code == 200 and gone.status_code == 404
+
+
+async def test_only_the_newest_ended_runs_are_kept_beyond_the_retention_count(
+    start_bridge, fake_model: RunningFakeModel
+) -> None:
+    bridge = start_bridge(buffer_retention_runs=1)
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        first = await start_run(client, run_body(bridge.model(fake_model), "hello", "keep-1"))
+        await read_events(client, first)
+        second = await start_run(client, run_body(bridge.model(fake_model), "hi", "keep-2"))
+        await read_events(client, second)
+        first_now = await client.get(f"/runs/{first}")
+        second_now = await client.get(f"/runs/{second}")
+    assert first_now.status_code == 404 and second_now.status_code == 200
