@@ -1,9 +1,9 @@
 """Writing an imported conversation (`export/importing.py` made and checked the plan).
 
 One transaction (the caller's unit of work): the session, every message, log row and question
-go in together or not at all. Messages are inserted in one batch with no parent, then their
-parents set in one batch, so a 2,000-message tree costs a few statements rather than a
-round trip per message.
+go in together or not at all. The message ids are reserved first, so every row goes in with
+its parent in one batch, and plain rows (no ORM objects): a 2,000-message tree with its logs
+costs a few statements rather than a round trip per message.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import Table, insert, update
+from sqlalchemy import Table, insert, text
 from sqlmodel import Session, SQLModel, select
 
 from agent_chat.db.models import (
@@ -37,6 +37,24 @@ class Imported:
 def _table(model: type[SQLModel]) -> Table:
     """The Core table: executemany of plain rows, without the ORM's per-row bookkeeping."""
     return model.__table__  # type: ignore[attr-defined]
+
+
+def _reserve_ids(session: Session, count: int) -> list[int]:
+    """`count` new message ids, ascending (so siblings keep the file's order), taken before
+    the insert: each row then carries its parent's id and nothing is updated afterwards (on
+    PostgreSQL an update recomputes the row's search vector)."""
+    if count == 0:
+        return []
+    if session.get_bind().dialect.name == "postgresql":
+        query = text(
+            "SELECT nextval(pg_get_serial_sequence('chat_message', 'id')) "
+            "FROM generate_series(1, :n)"
+        )
+        return sorted(session.execute(query, {"n": count}).scalars())
+    # SQLite: this transaction holds the write lock since the session row went in, so no
+    # other writer can take these ids before the insert.
+    highest = session.execute(text("SELECT COALESCE(MAX(id), 0) FROM chat_message")).scalar()
+    return list(range(int(highest or 0) + 1, int(highest or 0) + 1 + count))
 
 
 def _local_models(session: Session, models: dict[int, tuple[str, str]]) -> dict[int, int]:
@@ -75,10 +93,14 @@ def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
             return None
         return runs.setdefault(run_id, str(uuid4()))
 
+    ids = _reserve_ids(session, len(plan.messages))
+    new_id = {m.source_id: mid for m, mid in zip(plan.messages, ids, strict=True)}
     rows = [
         {
+            "id": new_id[m.source_id],
             "session_id": chat.id,
-            "parent_id": None,
+            # Parents come first in the plan, so each row's parent is in already.
+            "parent_id": None if m.parent_id is None else new_id[m.parent_id],
             "is_active": m.is_active,
             "branch_order": m.branch_order,
             "run_id": new_run(m.run_id),
@@ -97,22 +119,6 @@ def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
         }
         for m in plan.messages
     ]
-    # Plain rows, no ORM objects: building 10,000 SQLModel instances cost more than the SQL.
-    inserted = session.execute(
-        insert(_table(ChatMessage)).returning(
-            _table(ChatMessage).c.id, sort_by_parameter_order=True
-        ),
-        rows,
-    )
-    ids = list(inserted.scalars()) if rows else []
-    new_id = {m.source_id: mid for m, mid in zip(plan.messages, ids, strict=True)}
-    parents = [
-        {"id": new_id[m.source_id], "parent_id": new_id[m.parent_id]}
-        for m in plan.messages
-        if m.parent_id is not None
-    ]
-    if parents:
-        session.execute(update(ChatMessage), parents)
     logs: list[dict[str, Any]] = []
     pauses: list[dict[str, Any]] = []
     for m in plan.messages:
@@ -145,7 +151,7 @@ def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
             }
             for p in m.pauses
         ]
-    for table, values in ((ChatMessageLog, logs), (RunPause, pauses)):
+    for table, values in ((ChatMessage, rows), (ChatMessageLog, logs), (RunPause, pauses)):
         if values:
             session.execute(insert(_table(table)), values)
     return Imported(chat=chat, messages=len(rows), notes=plan.notes)
