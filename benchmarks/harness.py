@@ -566,10 +566,11 @@ WATCH_END_JS = """
 
 
 def stream_through_browser(
-    s: Stack, b: Any, message: str, end: str, timeout_s: float = 600
+    s: Stack, b: Any, message: str, end: str, timeout_s: float = 600, css: str = ""
 ) -> dict[str, Any]:
     """Open a new conversation, send `message`, wait until `end` is in the answer's DOM and the
-    message is finalised. Returns times (epoch s), websocket bytes and CPU figures."""
+    message is finalised. Returns times (epoch s), websocket bytes and CPU figures. `css`: a
+    style sheet added to the page first (e.g. to switch its animations off)."""
     session_uuid = create_chat_session(s.db_url)
     context = b.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -581,6 +582,8 @@ def stream_through_browser(
     cdp.send("Performance.enable")
     try:
         open_chat(page, s.app_url, session_uuid)
+        if css:
+            page.add_style_tag(content=css)
         page.evaluate(WATCH_END_JS, end)
         s.reset_model_stats()
         ws.reset()

@@ -12,7 +12,7 @@ page's renderer, which re-parses only the last block). Per repetition (median of
 - app CPU seconds per 1,000 events (#3, report): the Reflex backend's process tree.
 
 Run: python benchmarks/stream_cost.py [--quick] [--tokens N] [--rate R] [--paragraph-every W]
-     [--repeat K]
+     [--repeat K] [--no-animations]
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 from fake_model import PARAGRAPH_EVERY, answer_text  # noqa: E402
 
+NO_ANIMATIONS = (
+    "*, *::before, *::after { animation: none !important; transition: none !important; }"
+)
+
 
 def main(argv: list[str] | None = None) -> h.Report:
     def extra(p):
@@ -36,6 +40,13 @@ def main(argv: list[str] | None = None) -> h.Report:
             default=PARAGRAPH_EVERY,
             help=f"a blank line every W tokens (default {PARAGRAPH_EVERY}); 0: one paragraph",
         )
+        p.add_argument(
+            "--no-animations",
+            action="store_true",
+            help="switch the page's CSS animations off (spinners, the pulse dot): headless "
+            "chromium without a GPU runs them on the renderer's main thread at 60 frames/s, "
+            "which costs more than the text (benchmarks/stream_profile.py)",
+        )
 
     args = h.parse_common(__doc__.splitlines()[0], argv, extra)
     tokens = args.tokens or (5000 if args.quick else 20000)
@@ -46,6 +57,9 @@ def main(argv: list[str] | None = None) -> h.Report:
     shape = f"a paragraph every {every} tokens" if every > 0 else "one paragraph"
     # The default shape keeps the historical name (results/stream_cost.json).
     name = "stream_cost" if every == PARAGRAPH_EVERY else f"stream_cost_para{every}"
+    if args.no_animations:
+        name += "_noanim"
+        shape += ", page animations off"
     report = h.Report(
         name, f"{tokens:,}-token answer ({shape}) at {args.rate:g} tokens/s through the browser"
     )
@@ -54,7 +68,14 @@ def main(argv: list[str] | None = None) -> h.Report:
     with h.stack(rate=args.rate) as s, h.browser() as b:
         for i in range(repeat):
             h.log(f"repetition {i + 1}/{repeat}: streaming {tokens} tokens")
-            r = h.stream_through_browser(s, b, message, "zzend", timeout_s=600)
+            r = h.stream_through_browser(
+                s,
+                b,
+                message,
+                "zzend",
+                timeout_s=600,
+                css=NO_ANIMATIONS if args.no_animations else "",
+            )
             duration = r["last_token_at"] - r["first_token_at"]
             r.update(
                 answer_bytes=answer_bytes,
