@@ -52,6 +52,15 @@ def share_menu_item(session_uuid: rx.Var) -> rx.Component:
     )
 
 
+def share_header_item() -> rx.Component:
+    """ "Share…" in the header's ⋯ menu on a phone (where the share icon is folded away)."""
+    return rx.dropdown_menu.item(
+        "Share…",
+        on_click=ShareState.open_share(ChatState.current_uuid),
+        custom_attrs=tid("menu-share"),
+    )
+
+
 def share_button() -> rx.Component:
     """The header's share button, next to the exports."""
     return rx.tooltip(

@@ -9,7 +9,7 @@ from agent_chat.components.composer import composer
 from agent_chat.components.layout import app_frame, phone_bar, sidebar_toggle
 from agent_chat.components.memory import memory_drawer
 from agent_chat.components.message import message
-from agent_chat.components.share import share_button
+from agent_chat.components.share import share_button, share_header_item
 from agent_chat.components.workspace import workspace_drawer
 from agent_chat.state.chat import ChatState
 
@@ -94,6 +94,7 @@ def _phone_menu() -> rx.Component:
             rx.dropdown_menu.content(
                 _menu_link("Export as Markdown", "md"),
                 _menu_link("Export as JSON", "json"),
+                share_header_item(),
                 rx.cond(
                     ChatState.messages.length() > 0,
                     rx.fragment(

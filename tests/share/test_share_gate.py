@@ -70,3 +70,31 @@ def test_the_share_path_rule() -> None:
     assert is_share_path(f"/s/{TOKEN}")
     for path in (f"/s/{TOKEN}\n", f"/S/{TOKEN}", f"//s/{TOKEN}", f"/s/{TOKEN}?", "/s/" + "é" * 32):
         assert not is_share_path(path), path
+
+
+async def test_a_websocket_on_a_share_path_is_refused() -> None:
+    """Only the HTTP page is open: a websocket there needs a session like `/_event`."""
+    gate = LoginGate(_app(), config_loader=lambda: CONFIG, clock=Clock())
+    scope = {
+        "type": "websocket",
+        "path": f"/s/{TOKEN}",
+        "raw_path": f"/s/{TOKEN}".encode(),
+        "root_path": "",
+        "scheme": "ws",
+        "query_string": b"",
+        "headers": [(b"host", b"t")],
+        "client": ("10.0.0.7", 1),
+        "server": ("t", 80),
+        "subprotocols": [],
+    }
+    inbox = [{"type": "websocket.connect"}]
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return inbox.pop(0) if inbox else {"type": "websocket.disconnect", "code": 1000}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    await gate(scope, receive, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}]
