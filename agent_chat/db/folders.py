@@ -12,7 +12,7 @@ from sqlalchemy import func, update
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
-from agent_chat.db.models import ChatFolder, ChatSession, utcnow
+from agent_chat.db.models import ChatFolder, ChatSession, SessionStatus, utcnow
 from agent_chat.db.sessions import _one_line, _require_uuid, list_sessions
 
 FOLDER_NAME_MAX_CHARS = 60
@@ -123,13 +123,32 @@ MAX_FILED = 1_000
 
 def sidebar_listing(*, session: Session, limit: int, include_archived: bool) -> SidebarListing:
     """The sidebar in one transaction: pins, each folder's conversations, the first
-    `limit` others. Pins and folders are not paged (a person keeps a few of them)."""
-    common = {"session": session, "include_archived": include_archived}
-    pinned = list_sessions(section="pinned", limit=MAX_PINNED, **common)
-    filed = list_sessions(section="filed", limit=MAX_FILED, **common)
+    `limit` others. Pins and folders are not paged (a person keeps a few of them).
+
+    Pins and filed conversations are read through their own indexes and filtered here (a
+    status condition in SQL made SQLite walk every conversation by the status index).
+    """
+
+    def shown(chat: ChatSession) -> bool:
+        return include_archived or chat.status == SessionStatus.ACTIVE.value
+
+    pinned_query = (
+        select(ChatSession)
+        .where(col(ChatSession.pinned_at).is_not(None))
+        .order_by(col(ChatSession.pinned_at).desc(), col(ChatSession.id).desc())
+        .limit(MAX_PINNED)
+    )
+    pinned = [c for c in session.exec(pinned_query).all() if shown(c)]
+    filed_query = (
+        select(ChatSession).where(col(ChatSession.folder_id).is_not(None)).limit(MAX_FILED)
+    )
+    filed = [c for c in session.exec(filed_query).all() if c.pinned_at is None and shown(c)]
+    filed.sort(key=lambda c: (c.last_message_at, c.id), reverse=True)
     by_folder: dict[int, list[ChatSession]] = {}
     for chat in filed:
         by_folder.setdefault(chat.folder_id, []).append(chat)
     folders = [(f, by_folder.get(f.id, [])) for f in list_folders(session=session)]
-    unfiled = list_sessions(section="unfiled", limit=limit + 1, **common)
+    unfiled = list_sessions(
+        session=session, section="unfiled", limit=limit + 1, include_archived=include_archived
+    )
     return SidebarListing(pinned=pinned, folders=folders, unfiled=unfiled)

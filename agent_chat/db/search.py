@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound
@@ -32,7 +32,7 @@ from agent_chat.db.search_text import (
 log = logging.getLogger(__name__)
 
 BATCH = 200  # matching messages read at a time, newest first
-MAX_SCANNED = 4_000  # a query matching more than this many messages lists what it found so far
+MAX_SCANNED = 4_000  # a query matching more messages lists what it found so far
 
 
 @dataclass
@@ -51,25 +51,13 @@ def _sqlite(session: Session) -> bool:
     return session.get_bind().dialect.name == "sqlite"
 
 
-def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, int]:
-    """session id → id of its newest matching message, for the newest `limit` sessions."""
-    if _sqlite(session):
-        query = text(
-            "SELECT m.id, m.session_id FROM chat_message_fts f JOIN chat_message m "
-            "ON m.id = f.rowid WHERE chat_message_fts MATCH :q AND f.rowid < :before "
-            "ORDER BY f.rowid DESC LIMIT :n"
-        )
-        match = fts5_query(terms)
-    else:
-        query = text(
-            "SELECT id, session_id FROM chat_message WHERE search_vector @@ "
-            "to_tsquery('simple', :q) AND id < :before ORDER BY id DESC LIMIT :n"
-        )
-        match = pg_tsquery(terms)
+def _newest_first(session: Session, query: TextClause, params: dict, limit: int) -> dict[int, int]:
+    """Read matches newest first in batches (`query` takes :before and :n) until `limit`
+    conversations are found (one conversation may match many times)."""
     found: dict[int, int] = {}
     before, scanned = 2**62, 0
     while len(found) < limit and scanned < MAX_SCANNED:
-        rows = session.execute(query, {"q": match, "before": before, "n": BATCH}).all()
+        rows = session.execute(query, {**params, "before": before, "n": BATCH}).all()
         for message_id, session_id in rows:
             if session_id not in found and len(found) < limit:
                 found[session_id] = message_id
@@ -77,6 +65,52 @@ def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, 
         if len(rows) < BATCH:
             break
         before = rows[-1][0]
+    return found
+
+
+def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, int]:
+    """session id → id of its newest matching message, for the newest `limit` sessions."""
+    if not _sqlite(session):
+        return _pg_message_hits(session, pg_tsquery(terms), limit)
+    # FTS5 walks its matches newest first and stops at the LIMIT.
+    query = text(
+        "SELECT m.id, m.session_id FROM chat_message_fts f JOIN chat_message m "
+        "ON m.id = f.rowid WHERE chat_message_fts MATCH :q AND f.rowid < :before "
+        "ORDER BY f.rowid DESC LIMIT :n"
+    )
+    return _newest_first(session, query, {"q": fts5_query(terms)}, limit)
+
+
+PG_ALL_MATCHES = 3_000
+
+
+def _pg_message_hits(session: Session, tsquery: str, limit: int) -> dict[int, int]:
+    """PostgreSQL: all matches when there are few, else the newest ones.
+
+    First up to 3,000 matches in any order (the planner takes the GIN index for rare words,
+    a scan that stops early for common ones). Fewer: that is all of them, sorted here. More:
+    the words are common, so the newest matches are dense at the end and walking the primary
+    key backwards finds them at once; the bitmap scan is turned off for those queries
+    because the planner, counting a match test as cheap, can prefer it and read every match.
+    """
+    where = "search_vector @@ to_tsquery('simple', :q)"
+    rows = session.execute(
+        text(f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"),
+        {"q": tsquery, "n": PG_ALL_MATCHES + 1},
+    ).all()
+    if len(rows) > PG_ALL_MATCHES:
+        session.execute(text("SET LOCAL enable_bitmapscan = off"))
+        query = text(
+            f"SELECT id, session_id FROM chat_message WHERE {where} AND id < :before "
+            "ORDER BY id DESC LIMIT :n"
+        )
+        found = _newest_first(session, query, {"q": tsquery}, limit)
+        session.execute(text("SET LOCAL enable_bitmapscan = on"))
+        return found
+    found = {}
+    for message_id, session_id in sorted(rows, reverse=True):
+        if session_id not in found and len(found) < limit:
+            found[session_id] = message_id
     return found
 
 

@@ -243,3 +243,21 @@ def test_a_long_answer_gives_a_short_snippet_around_the_match(session: Session) 
     joined = "".join(p["text"] for p in parts)
     assert len(joined) < 220 and joined.startswith("…") and joined.endswith("…")
     assert "<b>" in joined and _marked(parts) == ["needle"]  # text, shown as text by the page
+
+
+def test_many_matches_list_the_newest_conversations(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_chat.db import search as search_module
+
+    # Small batches: SQLite reads its matches in several batches, PostgreSQL takes its
+    # "common words" path; both must give the newest conversations, each once.
+    monkeypatch.setattr(search_module, "BATCH", 2)
+    monkeypatch.setattr(search_module, "PG_ALL_MATCHES", 2)
+    chats = []
+    for i in range(6):
+        chat = create_session(session=session, title=f"c{i}")
+        _turn(session, chat, f"common word {i}", f"common answer {i}")
+        chats.append(chat.session_uuid)
+    hits = search(session=session, query="common", limit=3)
+    assert [h.session_uuid for h in hits] == chats[::-1][:3]
