@@ -72,6 +72,14 @@ def test_import_a_file_then_share_it_with_an_anonymous_reader(
 
     page.goto(f"{stack.url}/settings/models")
     expect(page.get_by_role("heading", name="Models")).to_be_visible()
+    # Another app's file first: a clear refusal in the banner, the page stays where it was.
+    chatgpt = tmp_path / "conversations.json"
+    chatgpt.write_text(json.dumps([{"title": "x", "create_time": 1.0, "mapping": {}}]))
+    with page.expect_file_chooser() as chooser:
+        page.get_by_test_id("import-button").click()
+    chooser.value.set_files(str(chatgpt))
+    expect(page.get_by_test_id("error-banner")).to_contain_text("looks like a ChatGPT export")
+    expect(page).to_have_url(re.compile(r"/settings/models/?$"))
     with page.expect_file_chooser() as chooser:
         page.get_by_test_id("import-button").click()
     chooser.value.set_files(str(source))
