@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import send
+from tests.support.browser import open_stored_chat, send
 from tests.support.stack import ARTIFACTS, Stack
 
 pytestmark = pytest.mark.e2e
@@ -205,8 +205,9 @@ def test_no_sideways_scroll_at_360_and_big_touch_targets(chat: Page) -> None:
         _shot(page, name)
 
 
-def test_desktop_layout_keeps_the_sidebar_and_no_menu_button(chat: Page) -> None:
+def test_desktop_layout_keeps_the_sidebar_and_no_menu_button(chat: Page, stack: Stack) -> None:
     page = chat
+    open_stored_chat(page, stack)  # a stored conversation has the header's actions
     page.set_viewport_size(DESKTOP)
     sidebar = page.locator(".sidebar")
     expect(sidebar).to_be_visible()
@@ -290,7 +291,7 @@ def test_keyboard_shortcuts(chat: Page) -> None:
     before = page.url
     page.keyboard.press("Control+Shift+O")
     expect(page).not_to_have_url(before)
-    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f-]{36}$"))
+    expect(page).to_have_url(re.compile(r"/chat$"))  # a new one, stored by its first message
     expect(page.get_by_test_id("message-user")).to_have_count(0)
 
 

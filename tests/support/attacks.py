@@ -25,15 +25,20 @@ ROUTER_DATA = {"pathname": "/settings/models/", "asPath": "/settings/models/"}
 REDIRECT_TO_CHAT = re.compile(r'"_redirect".*?"path":"(/chat/[0-9a-f-]{36})"')
 
 
+# The state-changing frame: the first message of a new conversation (it creates the row).
+FIRST_MESSAGE = {"form": {"message": "A conversation made by replayed frames"}}
+
+
 def event_names() -> tuple[str, str]:
-    """The full names of the first event a page sends and of the sidebar's "New conversation"."""
+    """The full names of the first event a page sends and of the composer's send (the first
+    message of a new conversation stores it: needs a model)."""
     import reflex as rx
 
-    from agent_chat.state.sidebar import SidebarState
+    from agent_chat.state.live import LiveState
 
     return (
         f"{rx.State.get_full_name()}.hydrate_and_load",
-        f"{SidebarState.get_full_name()}.new_session",
+        f"{LiveState.get_full_name()}.send",
     )
 
 
@@ -69,15 +74,15 @@ def raw_handshake(port: int, host: str, origin: str | None = None) -> int:
 
 
 def replay_new_session(url: str, origin: str | None, timeout: float = 20) -> str:
-    """Open the event websocket as a page would and call "New conversation" by name: the
+    """Open the event websocket as a page would and send a first message by name: the
     Engine.IO open packet, the namespace connect carrying the hydrate event, then the event.
     The new conversation's path, from the redirect the app answers with."""
-    hydrate, new_session = event_names()
+    hydrate, send = event_names()
     boot = {"event": {"name": hydrate, "payload": {}, "router_data": ROUTER_DATA}}
     deadline = time.monotonic() + timeout
     with connect(url, origin=origin, open_timeout=10) as client:
         assert client.recv(timeout=10).startswith("0{"), "no Engine.IO open packet"
-        event = ["event", {"name": new_session, "router_data": ROUTER_DATA}]
+        event = ["event", {"name": send, "payload": FIRST_MESSAGE, "router_data": ROUTER_DATA}]
         client.send(f"40{NAMESPACE},{json.dumps(boot)}")
         client.send(f"42{NAMESPACE},{json.dumps(event)}")
         while (left := deadline - time.monotonic()) > 0:
@@ -91,7 +96,7 @@ def replay_new_session(url: str, origin: str | None, timeout: float = 20) -> str
 
 # The same frames from a web page's script: what any page the user visits could run.
 # Resolves to "created /chat/<uuid>", "refused" (the handshake failed) or "no answer".
-ATTACK_SCRIPT = r"""([url, hydrate, newSession, routerData]) => new Promise(resolve => {
+ATTACK_SCRIPT = r"""([url, hydrate, send, payload, routerData]) => new Promise(resolve => {
     const socket = new WebSocket(url);
     const done = outcome => { try { socket.close(); } catch (e) {} resolve(outcome); };
     socket.onmessage = message => {
@@ -101,7 +106,7 @@ ATTACK_SCRIPT = r"""([url, hydrate, newSession, routerData]) => new Promise(reso
             socket.send("40/_event," + JSON.stringify(boot));
         } else if (frame.startsWith("40/_event,")) {
             socket.send("42/_event," + JSON.stringify(
-                ["event", {name: newSession, router_data: routerData}]));
+                ["event", {name: send, payload: payload, router_data: routerData}]));
         } else if (frame === "2") {
             socket.send("3");
         } else {
@@ -116,7 +121,7 @@ ATTACK_SCRIPT = r"""([url, hydrate, newSession, routerData]) => new Promise(reso
 
 
 def attack_args(base_url: str) -> list:
-    return [event_url(base_url), *event_names(), ROUTER_DATA]
+    return [event_url(base_url), *event_names(), FIRST_MESSAGE, ROUTER_DATA]
 
 
 def session_uuids(db_url: str) -> set[str]:
