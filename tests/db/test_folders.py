@@ -111,3 +111,36 @@ def test_a_pinned_conversation_in_a_folder_shows_as_pinned_only(session: Session
 def test_an_unknown_section_is_an_error(session: Session) -> None:
     with pytest.raises(ValueError, match="section"):
         list_sessions(session=session, section="bogus")
+
+
+def test_sidebar_listing_groups_pins_folders_and_the_rest(session: Session) -> None:
+    from agent_chat.db.folders import sidebar_listing
+    from agent_chat.db.sessions import set_session_status
+    from agent_chat.rows import session_row
+
+    work = create_folder(session=session, name="Work")
+    empty = create_folder(session=session, name="Empty")
+    chats = {name: create_session(session=session, title=name) for name in "abcdef"}
+    move_session(session=session, session_uuid=chats["a"].session_uuid, folder_id=work.id)
+    move_session(session=session, session_uuid=chats["b"].session_uuid, folder_id=work.id)
+    move_session(session=session, session_uuid=chats["c"].session_uuid, folder_id=work.id)
+    set_pinned(session=session, session_uuid=chats["c"].session_uuid, pinned=True)
+    set_pinned(session=session, session_uuid=chats["d"].session_uuid, pinned=True)
+    set_session_status(session=session, session_id=chats["b"].id, status="ARCHIVED")
+    listed = sidebar_listing(session=session, limit=1, include_archived=False)
+    assert [c.title for c in listed.pinned] == ["d", "c"]
+    assert [(f.name, [c.title for c in rows]) for f, rows in listed.folders] == [
+        ("Empty", []),
+        ("Work", ["a"]),
+    ]
+    assert [c.title for c in listed.unfiled] == ["f", "e"]  # one more than the page: has more
+    row = session_row(listed.folders[1][1][0], "unread")
+    assert (row["title"], row["folder_id"], row["pinned"], row["state"]) == (
+        "a",
+        work.id,
+        False,
+        "unread",
+    )
+    with_archived = sidebar_listing(session=session, limit=10, include_archived=True)
+    assert [c.title for c in with_archived.folders[1][1]] == ["b", "a"]
+    assert empty.id != work.id
