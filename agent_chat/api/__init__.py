@@ -19,6 +19,7 @@ from agent_chat.api import (
     docs,
     errors,
     export,
+    folders,
     imports,
     runs,
     search,
@@ -57,7 +58,18 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
     api.state.get_backend = get_backend
     errors.install(api)
     # imports first: its path would otherwise meet /api/chat/sessions/{session_id}.
-    for module in (imports, sessions, search, export, runs, stream, versions, catalog, shared):
+    for module in (
+        imports,
+        sessions,
+        search,
+        folders,
+        export,
+        runs,
+        stream,
+        versions,
+        catalog,
+        shared,
+    ):
         api.include_router(module.router)
     api.include_router(workspace_router(lambda: get_backend().storage))
     docs.install(api)

@@ -78,6 +78,13 @@ class SessionPatch(Body):
     )
     skill_folder: str | None = Field(default=None, max_length=200, description="null: none.")
     archived: bool | None = None
+    pinned: bool | None = Field(default=None, description="Pinned to the top of the sidebar.")
+    folder_id: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_ID,
+        description="A folder's id (GET /api/chat/folders); null: none.",
+    )
 
 
 class SessionOut(Out):
@@ -92,6 +99,8 @@ class SessionOut(Out):
     has_active_run: bool = Field(description="A run is going (or waiting for an answer).")
     waiting: bool = Field(description="A run waits for an answer to a question.")
     unread: bool = Field(description="A run finished while nobody was looking.")
+    pinned: bool = False
+    folder_id: int | None = Field(default=None, description="Its folder; null: none.")
 
 
 class SessionPage(Out):

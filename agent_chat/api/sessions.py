@@ -140,7 +140,7 @@ async def get_session(
 
 @router.patch(routes.API_SESSION, response_model=SessionOut, responses=responses(404, 409))
 async def update_session(svc: Svc, session_id: str, body: SessionPatch) -> SessionOut:
-    """Change the title, the model or skill for the next runs, or archive it."""
+    """Change the title, the model or skill for the next runs, archive, pin or file it."""
     given = body.model_fields_set
     await require_session(svc, session_id)
     if given & {"model_id", "skill_folder"}:
@@ -150,11 +150,14 @@ async def update_session(svc: Svc, session_id: str, body: SessionPatch) -> Sessi
         kwargs["model_id"] = body.model_id
     if "skill_folder" in given:
         kwargs["skill_folder"] = body.skill_folder
+    if "folder_id" in given:
+        kwargs["folder_id"] = body.folder_id
     chat = await svc.storage.call(
         api_reads.update_session,
         session_uuid=session_id,
         title=body.title,
         archived=body.archived,
+        pinned=body.pinned,
         known_skills=usable_skills(svc),
         **kwargs,
     )

@@ -36,6 +36,8 @@ def session_out(
         has_active_run=state in ("running", "waiting"),
         waiting=state == "waiting" or waiting,
         unread=chat.unread,
+        pinned=chat.pinned_at is not None,
+        folder_id=chat.folder_id,
     )
 
 

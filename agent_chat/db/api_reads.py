@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from agent_chat.db import model_configs, pauses, sessions
+from agent_chat.db import folders, model_configs, pauses, sessions
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.logs import list_logs
 from agent_chat.db.messages import active_branch, message_by_run, versions_of_branch
 from agent_chat.db.models import (
+    ChatFolder,
     ChatMessage,
     ChatMessageLog,
     ChatSession,
@@ -117,8 +118,10 @@ def update_session(
     skill_folder: str | None | object = _UNSET,
     archived: bool | None = None,
     known_skills: Sequence[str] = (),
+    pinned: bool | None = None,
+    folder_id: int | None | object = _UNSET,
 ) -> ChatSession:
-    """Change any of title, model, skill and archived at once (all or nothing)."""
+    """Change any of title, model, skill, archived, pinned and folder at once (all or nothing)."""
     chat = sessions.get_session(session=session, session_uuid=session_uuid)
     if chat is None:
         raise NotFound(f"Chat session {session_uuid!r} does not exist")
@@ -140,6 +143,12 @@ def update_session(
     if archived is not None:
         status = SessionStatus.ARCHIVED if archived else SessionStatus.ACTIVE
         chat = sessions.set_session_status(session=session, session_id=chat.id, status=status)
+    if pinned is not None:
+        chat = folders.set_pinned(session=session, session_uuid=session_uuid, pinned=pinned)
+    if folder_id is not _UNSET:
+        if folder_id is not None and session.get(ChatFolder, folder_id) is None:
+            raise ValidationFailed({"folderId": f"There is no folder {folder_id}."})
+        chat = folders.move_session(session=session, session_uuid=session_uuid, folder_id=folder_id)
     return chat
 
 
