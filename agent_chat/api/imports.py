@@ -89,7 +89,9 @@ async def import_session(svc: Svc, request: Request) -> ImportedOut:
     try:
         done = await svc.storage.call(import_file, raw=raw)
     except ImportRefused as exc:
-        raise ApiError(exc.status, exc.message, code=exc.code) from exc
+        # A well-formed JSON document that is no importable export: the file is what's wrong.
+        fields = {"file": exc.message} if exc.status == 422 else None
+        raise ApiError(exc.status, exc.message, code=exc.code, fields=fields) from exc
     log.info("Imported a conversation (%d messages) as %s", done.messages, done.chat.session_uuid)
     return ImportedOut(
         session_id=done.chat.session_uuid,

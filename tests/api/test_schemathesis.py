@@ -28,6 +28,7 @@ MAX_EXAMPLES = 10  # per operation and generation mode (with its explicit exampl
 SEMANTIC_FIELDS = {
     *("message", "content", "title", "modelId", "skillFolder", "format", "branch"),
     "messageId",  # editing an answer or regenerating a question: the wrong kind of message
+    "file",  # an import: any JSON object fits the schema, only an export of this app is taken
 }
 calls: Counter[str] = Counter()
 statuses: Counter[int] = Counter()
