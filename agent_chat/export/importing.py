@@ -80,6 +80,10 @@ def _parse(raw: bytes | str) -> Any:
         ) from exc
     try:
         return json.loads(text)
+    except RecursionError as exc:
+        raise ImportRefused(
+            "The file's JSON is nested too deeply to be an export.", status=400, code="not_json"
+        ) from exc
     except ValueError as exc:
         where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
         raise ImportRefused(
@@ -138,9 +142,10 @@ class _Fields:
 
     def integer(self, name: str, *, optional: bool = False) -> Any:
         def is_int(v: Any) -> bool:
-            return isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**53
+            # The columns are 32-bit on PostgreSQL: a larger number could not be stored.
+            return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**31
 
-        return self._get(name, is_int, "a whole number", optional)
+        return self._get(name, is_int, "a whole number from 0 to 2147483647", optional)
 
     def flag(self, name: str) -> bool:
         return self._get(name, lambda v: isinstance(v, bool), "true or false", False)

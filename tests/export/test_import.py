@@ -189,6 +189,8 @@ def _mutate(doc: dict[str, Any], change: str) -> Any:
         doc["version"] = 7
     elif change == "bad_role":
         messages[0]["role"] = "wizard"
+    elif change == "huge_number":
+        messages[1]["input_tokens"] = 2**40
     elif change == "bad_date":
         messages[0]["created_at"] = "last Tuesday"
     return doc
@@ -202,6 +204,7 @@ BROKEN = {
     "wrong_version": ("unsupported_version", "newer Agent Chat"),
     "bad_role": ("invalid_export", "messages[0].role must be one of"),
     "bad_date": ("invalid_export", "is not a date"),
+    "huge_number": ("invalid_export", "input_tokens must be a whole number from 0"),
 }
 
 
@@ -224,6 +227,7 @@ FOREIGN = {
     "not_json": (b"{ this is not json", 400, "not valid JSON (line 1"),
     "binary": (b"\xff\xfe\x00garbage", 400, "not UTF-8"),
     "empty": (b"", 400, "empty"),
+    "too_deep": (b"[" * 100_000 + b"]" * 100_000, 400, "nested too deeply"),
     "chatgpt": (
         json.dumps([{"title": "T", "create_time": 1.0, "mapping": {}}]).encode(),
         422,
