@@ -153,6 +153,8 @@ def _message(message: dict[str, Any]) -> str:
         notes = f"<p class='status-note'>{said}</p>"
     elif status == "STOPPED":
         notes = "<p class='status-note'>Stopped before the answer was complete.</p>"
+    elif status == "RUNNING":
+        notes = "<p class='status-note'>Still being written when the link was made.</p>"
     return (
         f"<section class='msg assistant'><div class='who'>Assistant <time>{when}</time></div>"
         f"{_folded(message)}<div class='answer'>{markdown_html(message.get('content') or '')}"

@@ -23,7 +23,7 @@ from agent_chat.db.sessions import create_session, delete_session
 from agent_chat.db.shares import hash_token, list_shares, open_share, revoke_share
 from agent_chat.runs.storage import Storage
 from agent_chat.share_page.links import create_share, share_path
-from agent_chat.share_page.render import markdown_html
+from agent_chat.share_page.render import markdown_html, share_html
 from tests.export.conversation import API_KEY, build_conversation
 from tests.export.conversation import Conversation as Conv
 
@@ -179,3 +179,17 @@ def test_markdown_is_rendered_safely() -> None:
     assert '<a href="https://example.org" rel="noopener noreferrer nofollow">ok</a>' in out
     assert "<img" not in out and "[image: cat]</a>" in out
     assert "<table>" in out and "&lt;hi&gt;" in out
+
+
+def test_an_answer_still_running_when_shared_says_so() -> None:
+    snapshot = {
+        "title": "Live <b>one</b>",
+        "taken_at": "2026-01-01T10:00:00+00:00",
+        "messages": [
+            {"kind": "user", "status": "SENT", "content": "Hi", "created_at": None},
+            {"kind": "assistant", "status": "RUNNING", "content": "Half", "created_at": None},
+        ],
+    }
+    page = share_html(json.dumps(snapshot))
+    assert "Still being written when the link was made." in page
+    assert "<h1>Live &lt;b&gt;one&lt;/b&gt;</h1>" in page
