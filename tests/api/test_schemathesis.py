@@ -29,6 +29,8 @@ SEMANTIC_FIELDS = {
     *("message", "content", "title", "modelId", "skillFolder", "format", "branch"),
     "messageId",  # editing an answer or regenerating a question: the wrong kind of message
     "file",  # an import: any JSON object fits the schema, only an export of this app is taken
+    "name",  # a folder: a blank name, or one another folder has
+    "folderId",  # filing a conversation in a folder that does not exist
 }
 calls: Counter[str] = Counter()
 statuses: Counter[int] = Counter()
