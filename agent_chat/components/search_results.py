@@ -24,9 +24,9 @@ def result_item(hit: SearchHitRow) -> rx.Component:
                 rx.foreach(hit["title"], _segment),
                 size="2",
                 weight="medium",
-                truncate=True,
                 flex="1",
                 min_width="0",
+                class_name="search-result-title",
                 custom_attrs=tid("search-result-title"),
             ),
             rx.cond(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.db import folders
-from agent_chat.db.errors import StoreError
+from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.state.sidebar import SidebarState
 
 
@@ -17,6 +17,9 @@ class FolderState(SidebarState):
         """Run a store function; a refusal becomes the banner (nothing changed then)."""
         try:
             await self.svc().storage.call(function, **kwargs)
+        except ValidationFailed as exc:  # the sentence, without the field's name
+            self.show_error(f"Could not {what}: {' '.join(exc.field_errors.values())}")
+            return False
         except (StoreError, ValueError) as exc:
             self.show_error(f"Could not {what}: {exc}")
             return False

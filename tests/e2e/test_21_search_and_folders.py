@@ -101,6 +101,11 @@ def test_pin_and_folders(page: Page, stack: Stack) -> None:
     folder = page.get_by_test_id("folder")
     expect(folder).to_have_count(1)
     expect(folder.get_by_test_id("folder-name")).to_have_text("Projects")
+    page.get_by_test_id("folder-new").click()  # the same name again: refused, said why
+    page.get_by_test_id("folder-name-input").fill("projects")
+    page.get_by_test_id("folder-name-input").press("Enter")
+    expect(page.get_by_test_id("error-banner")).to_contain_text("already exists")
+    expect(folder).to_have_count(1)
 
     _menu(page, newer)
     page.get_by_test_id("session-move").click()
