@@ -8,6 +8,7 @@ import logging
 import uvicorn
 
 from agent_chat.bridge.app import create_app
+from agent_chat.bridge.malloc import limit_arenas
 from agent_chat.bridge.settings import load_bridge_settings
 
 
@@ -22,6 +23,7 @@ class _QuietHermes(logging.Filter):
 
 
 def main(argv: list[str] | None = None) -> None:
+    limit_arenas()  # before any run thread: a long day must not step memory up per thread
     settings = load_bridge_settings()  # before hermes is imported (it loads $HERMES_HOME/.env)
     parser = argparse.ArgumentParser(
         description="Agent Chat bridge: HTTP + SSE around hermes-agent."

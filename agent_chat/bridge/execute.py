@@ -74,6 +74,10 @@ def execute(run: Run, pool: AgentPool) -> None:
             run.finish(RunState.FAILED, EventType.RUN_FAILED, error=f"The agent failed: {exc}")
     finally:
         run.agent = None
+        # An ended run is kept for replay (bridge/registry.py) with its events only: the
+        # conversation's history it was started with would make every kept run as big as
+        # its conversation.
+        run.request = request.model_copy(update={"history": []})
         if agent is not None:
             for name in CallbackMapper.callback_attribute_names():
                 setattr(agent, name, None)

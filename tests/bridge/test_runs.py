@@ -191,3 +191,20 @@ async def test_only_the_newest_ended_runs_are_kept_beyond_the_retention_count(
         first_now = await client.get(f"/runs/{first}")
         second_now = await client.get(f"/runs/{second}")
     assert first_now.status_code == 404 and second_now.status_code == 200
+
+
+async def test_an_ended_run_is_kept_without_the_history_it_was_started_with(
+    start_bridge, fake_model: RunningFakeModel
+) -> None:
+    bridge = start_bridge()
+    history = [{"role": "user", "content": "x" * 10_000}, {"role": "assistant", "content": "y"}]
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        body = run_body(bridge.model(fake_model), "hello", "light-1", history=history)
+        run_id = await start_run(client, body)
+        await read_events(client, run_id)
+    run = bridge.app.state.registry.get(run_id)
+    for _ in range(100):  # the run's thread ends just after its last event
+        if not run.request.history:
+            break
+        await asyncio.sleep(0.05)
+    assert run.finished and run.request.history == [] and run.request.message == "hello"

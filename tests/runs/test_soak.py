@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_chat.bridge.settings import BridgeSettings
 from agent_chat.db import model_configs
 from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import free_port
@@ -36,7 +37,12 @@ CONVERSATIONS, ROUNDS = (50, 10) if FULL else (5, 6)
 if shape := os.environ.get("AGENT_CHAT_SOAK_SHAPE"):
     CONVERSATIONS, ROUNDS = (int(n) for n in shape.split("x"))
 AT_ONCE = 5  # conversations running at the same time (the bridge's default cap)
-WARM_UP_ROUNDS = 1 if FULL else 2  # every conversation has its agent built once
+# Warm-up: every conversation has had its agent built, and the bridge's replay buffer of
+# ended runs is full (it keeps the newest BridgeSettings.buffer_retention_runs, 200): memory
+# is judged from there on.
+WARM_UP_ROUNDS = (
+    min(ROUNDS // 2, -(-BridgeSettings.buffer_retention_runs // CONVERSATIONS)) if FULL else 2
+)
 # RSS after warm-up may grow this much by the end: the full soak's bound is the issue's;
 # the short one has fewer rounds to settle, so its bound is looser.
 RSS_GROWTH = 0.10 if FULL else 0.25
