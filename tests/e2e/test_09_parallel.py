@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import new_chat, send
+from tests.support.browser import new_chat, open_stored_chat, send
 from tests.support.stack import Stack, ensure_fake_model
 
 # Several runs and tabs write at once: also on SQLite in ./test.sh (see every_database).
@@ -69,7 +69,7 @@ def test_a_run_finished_out_of_sight_is_unread_until_opened(page: Page, stack: S
 
 def test_two_tabs_on_one_conversation_both_follow_it_live(page: Page, stack: Stack) -> None:
     ensure_fake_model(page, stack)
-    new_chat(page, stack)
+    open_stored_chat(page, stack)  # the second tab opens the same (stored) conversation
     second = page.context.browser.new_context().new_page()
     try:
         second.goto(page.url)

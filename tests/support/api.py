@@ -132,7 +132,8 @@ def api_stack_and_token(
     if "stack" in _running:
         yield _running["stack"]
         return
-    env = {"AGENT_CHAT_PASSWORD": PASSWORD}
+    # A secret of its own keeps the repository's data/ untouched.
+    env = {"AGENT_CHAT_PASSWORD": PASSWORD, "AGENT_CHAT_SECRET": "tests-with-a-password"}
     with running_stack(tmp_path_factory.mktemp("api"), token_delay=0.01, env=env) as stack:
         ensure_fake_model(None, stack)
         engine = make_engine(stack.db_url)
