@@ -2,9 +2,10 @@
 
 The bridge runs every run on a thread of its own; glibc gives threads their own malloc
 arenas (up to 8 per core) and keeps what they freed mapped, fragmented. Over a long day the
-bridge's memory then steps up with the number of runs though nothing is leaked: the soak
-(tests/runs/test_soak.py, 500 runs) saw +24 % after warm-up with the default arenas and
-+5 % with two. `MALLOC_ARENA_MAX` in the environment, if set, wins (glibc reads it itself).
+bridge's memory then steps up with the number of runs though nothing is leaked: in the soak
+(tests/runs/test_soak.py) the bridge grew 156 → 188 MiB from 50 to 450 runs with the default
+arenas, 141 → 150 MiB with two (benchmarks/RESULTS.md). `MALLOC_ARENA_MAX` in the
+environment, if set, wins (glibc reads it itself).
 """
 
 from __future__ import annotations

@@ -15,11 +15,13 @@ conversations (a few minutes). The table is printed (`-s`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from agent_chat.bridge.settings import BridgeSettings
@@ -28,7 +30,7 @@ from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import free_port
 from tests.support.bridge import hermes_home, start_bridge_process
 from tests.support.processes import start_process, stop_process
-from tests.support.runs import MakeManager, new_chat
+from tests.support.runs import MakeManager, new_chat, wait_for
 from tests.support.soak import Sampler, check, kind_of, one_run, prompt
 
 FULL = os.environ.get("AGENT_CHAT_SOAK_FULL") == "1"
@@ -88,6 +90,7 @@ async def test_soak_rounds_of_mixed_runs_lose_nothing_and_stay_flat(
     chats = [new_chat(storage) for _ in range(CONVERSATIONS)]
     sampler = Sampler(storage, process.pid)
     print(f"\n{sampler.HEADER}\n{sampler.row(sampler.take(0))}", flush=True)
+    idle = sampler.samples[0].bridge_threads + 2  # the bridge's threads with no run
     gate = asyncio.Semaphore(AT_ONCE)
     kinds: dict[str, int] = {}
     started = time.monotonic()
@@ -106,7 +109,10 @@ async def test_soak_rounds_of_mixed_runs_lose_nothing_and_stay_flat(
             asyncio.gather(*(turn(round_no, i) for i in range(CONVERSATIONS))), 600
         )
         await asyncio.wait_for(manager.writer.flush(), 30)
-        await asyncio.sleep(0.5)  # finished run threads exit
+        # Finished runs' threads exit a moment after their last event (later on a loaded
+        # machine): sampled once they have, or after 15 s (then the bound below fails).
+        with contextlib.suppress(AssertionError):
+            await wait_for(lambda: psutil.Process(process.pid).num_threads() <= idle, 15)
         print(sampler.row(sampler.take((round_no + 1) * CONVERSATIONS)), flush=True)
     elapsed = time.monotonic() - started
 
