@@ -26,6 +26,16 @@ reflex export --no-zip --loglevel warning >/dev/null
 #   lock differs most) on the others too.
 # With one database (AGENT_CHAT_TEST_DBS=sqlite or =postgresql) its run takes everything; a
 # `-m` given to test.sh replaces this choice in every run.
+#
+# Each run has two pytest-xdist workers (AGENT_CHAT_TEST_WORKERS; 0 runs in this process): the
+# browser tests mostly wait (on streams, on the page), so two share this 2-core machine well.
+# `--dist loadgroup` with the groups tests/conftest.py gives keeps each file on one worker,
+# in order, and the tests on the stack with a password on one worker (one build of it).
+workers=${AGENT_CHAT_TEST_WORKERS:-2}
+parallel=()
+if [ "$workers" != 0 ]; then
+  parallel=(-n "$workers" --dist loadgroup)
+fi
 read -r -a databases <<<"${AGENT_CHAT_TEST_DBS:-sqlite postgresql}"
 for database in "${databases[@]}"; do
   case $database in
@@ -54,7 +64,8 @@ for i in "${!databases[@]}"; do
   case $database in
     sqlite)
       echo "test.sh: pytest on SQLite${part[1]+ -m \"${part[1]}\"}"
-      env -u AGENT_CHAT_TEST_DB_URL python -m pytest -q ${part[@]+"${part[@]}"} "$@" ||
+      env -u AGENT_CHAT_TEST_DB_URL python -m pytest -q ${parallel[@]+"${parallel[@]}"} \
+        ${part[@]+"${part[@]}"} "$@" ||
         failed="$failed SQLite"
       ;;
     postgresql)
@@ -64,7 +75,8 @@ for i in "${!databases[@]}"; do
       echo "test.sh: pytest on PostgreSQL${part[1]+ -m \"${part[1]}\"}"
       # Every test makes its own database on this server (tests/support/databases.py).
       AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url \
-        python -m pytest -q ${part[@]+"${part[@]}"} "$@" || failed="$failed PostgreSQL"
+        python -m pytest -q ${parallel[@]+"${parallel[@]}"} ${part[@]+"${part[@]}"} "$@" ||
+        failed="$failed PostgreSQL"
       ;;
   esac
 done
