@@ -105,8 +105,9 @@ class ChatState(SidebarState):
     async def load_index(self):
         """`/` opens the latest conversation, or a new one when there is none."""
         self.current_uuid = ""
-        await self.refresh()
-        latest = routes.chat_url(self.sessions[0]["uuid"]) if self.sessions else routes.NEW_CHAT
+        # The most recently used, pinned or filed ones included.
+        found = await self.svc().storage.call(sessions.list_sessions, limit=1)
+        latest = routes.chat_url(found[0].session_uuid) if found else routes.NEW_CHAT
         return rx.redirect(latest, replace=True)
 
     @rx.event
