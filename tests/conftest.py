@@ -89,20 +89,10 @@ def storage(engine: Engine) -> Storage:
 DATABASE_FIXTURES = {"db_url", "empty_db_url", "engine"}
 
 
-# Tests on the stack with a password (tests/api, tests/cli, the login tests): one group, so
-# that with several pytest-xdist workers (test.sh) one worker starts that stack, not each.
-PASSWORD_STACK_FIXTURES = {"api_stack", "api_stack_and_token"}
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("e2e") or DATABASE_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.db)
-        # `--dist loadgroup` keeps a group on one worker: a file's tests stay together and
-        # in order (a browser file shares one stack and may rely on its order).
-        uses_password_stack = PASSWORD_STACK_FIXTURES & set(item.fixturenames)
-        group = "password-stack" if uses_password_stack else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
     # Browser tests run last: sync Playwright keeps an event loop running in the main thread
     # for the rest of the session, which breaks later asyncio tests.
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

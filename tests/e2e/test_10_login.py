@@ -2,9 +2,8 @@
 it, wrong passwords show an error and are rate-limited, the right one opens the app, and the
 API and the `/_event` websocket refuse a browser without the session cookie.
 
-It runs on the stack with a password that tests/api and tests/cli share (they sign in with
-API tokens, which the password's rate limiter does not count). The tests run in file order
-and share the rate limiter (every client here is 127.0.0.1): the rate-limit test comes last.
+This module starts a stack of its own with the password set. The tests run in file order and
+share the rate limiter (every client here is 127.0.0.1): the rate-limit test comes last.
 """
 
 from __future__ import annotations
@@ -16,14 +15,12 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.api import PASSWORD, api_stack_and_token
 from tests.support.browser import fresh_page, new_chat, send
-from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
-
-__all__ = ["api_stack_and_token"]  # the fixture, shared with tests/api and tests/cli
+from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model, running_stack
 
 pytestmark = pytest.mark.e2e
 
+PASSWORD = "correct horse battery staple"
 WEBSOCKET_PROBE = """url => new Promise(resolve => {
     const socket = new WebSocket(url);
     socket.onopen = () => { socket.close(); resolve("open"); };
@@ -33,9 +30,14 @@ WEBSOCKET_PROBE = """url => new Promise(resolve => {
 
 
 @pytest.fixture(scope="module")
-def login_stack(api_stack_and_token: tuple[Stack, str]) -> Stack:
-    """The stack with a password that tests/api and tests/cli use too (one build fewer)."""
-    return api_stack_and_token[0]
+def login_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Fake model, bridge and app (its own build folder) with a password."""
+    env = {
+        "AGENT_CHAT_PASSWORD": PASSWORD,
+        "AGENT_CHAT_SECRET": "e2e-login-secret",  # keeps the repository's data/ untouched
+    }
+    with running_stack(tmp_path_factory.mktemp("e2e-login"), token_delay=0.01, env=env) as stack:
+        yield stack
 
 
 @pytest.fixture
