@@ -30,12 +30,15 @@ reflex export --no-zip --loglevel warning >/dev/null
 # Each run has two pytest-xdist workers (AGENT_CHAT_TEST_WORKERS; 0 runs in this process): the
 # browser tests mostly wait (on streams, on the page), so two share this 2-core machine well.
 # `--dist loadfile` keeps each file on one worker, in order (a browser file shares one stack
-# and may rely on its order). (`loadgroup` would group across files, but pytest-xdist 3.8
-# cannot mark its groups on pytest 9's node ids, so it distributes test by test.)
+# and may rely on its order); `--no-loadscope-reorder` hands files out in collection order,
+# where tests/conftest.py puts the browser tests last (a worker that ran sync Playwright can no
+# longer run asyncio tests; by default xdist hands out the biggest files first). (`loadgroup`
+# would group across files, but pytest-xdist 3.8 cannot mark its groups on pytest 9's node
+# ids, so it distributes test by test.)
 workers=${AGENT_CHAT_TEST_WORKERS:-2}
 parallel=()
 if [ "$workers" != 0 ]; then
-  parallel=(-n "$workers" --dist loadfile)
+  parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
 fi
 read -r -a databases <<<"${AGENT_CHAT_TEST_DBS:-sqlite postgresql}"
 for database in "${databases[@]}"; do
