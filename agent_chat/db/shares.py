@@ -7,7 +7,6 @@ open a link. The token is returned once, by `add_share`.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
+from agent_chat.db.api_tokens import hash_token  # the same SHA-256 as the API tokens
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import ChatSession, ShareLink, utcnow
 
@@ -36,10 +36,6 @@ class ShareInfo:
     row: ShareLink
     session_uuid: str
     session_title: str
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def add_share(
