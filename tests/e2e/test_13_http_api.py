@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from agent_chat.db import api_tokens
 from agent_chat.db.engine import make_engine, open_session
-from tests.support.api import read_stream, start_run, wait_state
+from tests.support.api import new_session, read_stream, start_run, wait_state
 from tests.support.browser import send
 from tests.support.stack import Stack
 
@@ -23,7 +23,7 @@ def test_a_run_started_over_http_shows_live_in_an_open_tab(chat: Page, stack: St
     page = chat
     with httpx.Client(base_url=stack.url, timeout=60) as client:
         # A conversation made over HTTP, open in the tab.
-        session_id = client.post("/api/chat/sessions", json={}).json()["sessionId"]
+        session_id = new_session(client)
         page.goto(f"{stack.url}/chat/{session_id}")
         expect(page.get_by_test_id("composer-input")).to_be_editable()
         run = start_run(client, session_id, "long 150 delay=0.04")

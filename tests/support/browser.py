@@ -93,9 +93,10 @@ def open_stored_chat(page: Any, stack: Any) -> str:
     import httpx
     from playwright.sync_api import expect
 
-    reply = httpx.post(f"{stack.url}/api/chat/sessions", json={}, timeout=30)
-    reply.raise_for_status()
-    session_uuid = reply.json()["sessionId"]
+    from tests.support.api import new_session
+
+    with httpx.Client(base_url=stack.url, timeout=30) as client:
+        session_uuid = new_session(client)
     page.goto(f"{stack.url}/chat/{session_uuid}")
     expect(page.get_by_test_id("composer-input")).to_be_editable()
     return session_uuid
