@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set everything up (first time only) and run the whole test suite: lint, a production
-# build (`reflex export`), then pytest (unit, bridge with the real hermes-agent, browser) on
+# build (`reflex export`, shared by every test stack), then pytest (unit, bridge with the real hermes-agent, browser) on
 # SQLite, then on a throwaway PostgreSQL server (scripts/postgres.sh installs Debian's
 # postgresql if missing): what uses a database on both, the rest once (see below).
 # AGENT_CHAT_TEST_DBS="sqlite" (or "postgresql") runs everything on that one only.
@@ -11,7 +11,9 @@ source scripts/env.sh
 ruff check .
 ruff format --check .
 lint-imports --no-logo
-reflex export --no-zip --loglevel warning >/dev/null
+# The production frontend (`reflex export --frontend-only`), once per source tree: every test
+# stack serves a copy of it (tests/support/builds.py) instead of building its own.
+python -m tests.support.builds
 
 # Which tests run on which database. The browser tests (tests/e2e) take about two thirds of
 # a run and the tests that open no database (bridge, reducer and protocol, fake model, pure

@@ -1,6 +1,7 @@
 """The real stack for browser tests: the fake model in this process, the bridge and the app
-(`reflex run --env prod --single-port`) as processes, on free ports, with a database of
-their own (tests/support/databases.py) and a build folder of their own.
+(served as `reflex run --env prod --single-port` serves it) as processes, on free ports, with
+a database of their own (tests/support/databases.py) and a copy of the suite's one frontend
+build (tests/support/builds.py).
 
 `Stack.reset()` empties the app between test files (no conversation, no model, empty
 long-term memory), so every file starts from the same place whatever ran before it.
@@ -22,6 +23,7 @@ import httpx
 
 from tests.fakes.model_server import RunningFakeModel, free_port, running_fake_model
 from tests.support.bridge import hermes_home
+from tests.support.builds import install_frontend, shareable
 from tests.support.databases import fresh_database
 from tests.support.processes import ROOT, start_process, stop_process, wait_http
 
@@ -85,10 +87,14 @@ class Stack:
     def start_app(self) -> None:
         port = str(self.app_port)
         log = self.tmp / "app.log"
+        if not self.built and shareable(self.env):
+            # The suite's one bundle for these compile-time settings, with this port.
+            install_frontend(Path(self.env["REFLEX_WEB_WORKDIR"]), self.app_port, self.env)
+            self.built = True
         if self.built:
-            # A restart: the frontend this port was built for is there; `reflex run` would
-            # compile and build it again (half a minute). Start the backend the way `reflex
-            # run --env prod --single-port` does after its build (reflex/utils/exec.py:
+            # The frontend this port was built for is there; `reflex run` would compile and
+            # build it again (half a minute or more). Start the backend the way `reflex run
+            # --env prod --single-port` does after its build (reflex/utils/exec.py:
             # run_backend_prod): the compiled app mounted, compilation skipped.
             command = [sys.executable, "-m", "uvicorn", "--factory", "agent_chat.agent_chat:app"]
             command += ["--host", "127.0.0.1", "--port", port, "--log-level", "warning"]
@@ -102,6 +108,7 @@ class Stack:
                 "REFLEX_BACKEND_PORT": port,
             }
         else:
+            # A page that connects to an https URL (REFLEX_API_URL): a build of its own.
             command = [sys.executable, "-m", "reflex", "run", "--env", "prod", "--single-port"]
             command += ["--frontend-port", port, "--backend-port", port]
             command += ["--backend-host", "127.0.0.1"]
