@@ -29,7 +29,8 @@ class FolderRow(TypedDict):
     id: int
     name: str
     collapsed: bool
-    sessions: list[SessionRow]  # its conversations (pinned ones show under "Pinned" only)
+    count: int  # its conversations (pinned ones show under "Pinned" only)
+    sessions: list[SessionRow]  # the newest of them when open (db/folders.py:FOLDER_PAGE)
 
 
 class SegmentRow(TypedDict):

@@ -126,7 +126,8 @@ def _folder_menu(folder: FolderRow) -> rx.Component:
 
 
 def folder_block(folder: FolderRow, item: Callable[[SessionRow], rx.Component]) -> rx.Component:
-    """A folder's header (fold, name, count, menu) and, unfolded, its conversations."""
+    """A folder's header (fold, name, count, menu) and, unfolded, its newest conversations
+    with "Show more" when it holds more (db/folders.py:FOLDER_PAGE at a time)."""
     header = rx.cond(
         FolderState.renaming_folder == folder["id"],
         _name_form(
@@ -144,7 +145,9 @@ def folder_block(folder: FolderRow, item: Callable[[SessionRow], rx.Component]) 
                 ),
                 rx.icon("folder", size=14),
                 rx.text(folder["name"], size="2", truncate=True, custom_attrs=tid("folder-name")),
-                rx.text(folder["sessions"].length(), size="1", color_scheme="gray"),
+                rx.text(
+                    folder["count"], size="1", color_scheme="gray", custom_attrs=tid("folder-count")
+                ),
                 align="center",
                 spacing="1",
                 flex="1",
@@ -167,8 +170,18 @@ def folder_block(folder: FolderRow, item: Callable[[SessionRow], rx.Component]) 
             rx.vstack(
                 rx.foreach(folder["sessions"], item),
                 rx.cond(
-                    folder["sessions"].length() == 0,
+                    folder["count"] == 0,
                     rx.text("Empty", size="1", color_scheme="gray", class_name="folder-empty"),
+                ),
+                rx.cond(
+                    folder["sessions"].length() < folder["count"],
+                    rx.button(
+                        "Show more",
+                        variant="ghost",
+                        size="1",
+                        on_click=FolderState.show_more_in_folder(folder["id"]),
+                        custom_attrs=tid("folder-show-more"),
+                    ),
                 ),
                 spacing="1",
                 width="100%",

@@ -6,14 +6,15 @@ issue 13) is one more argument and one more condition, not a new API.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import func, update
+from sqlalchemy import case, func, update
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.models import ChatFolder, ChatSession, SessionStatus, utcnow
-from agent_chat.db.sessions import _one_line, _require_uuid, list_sessions
+from agent_chat.db.sessions import _one_line, _require_uuid
 
 FOLDER_NAME_MAX_CHARS = 60
 MAX_FOLDERS = 200
@@ -111,17 +112,24 @@ def set_pinned(*, session: Session, session_uuid: str, pinned: bool) -> ChatSess
 
 
 @dataclass
+class FolderListing:
+    folder: ChatFolder
+    count: int  # its conversations the sidebar shows (not pinned; archived ones when shown)
+    sessions: list[ChatSession]  # the newest of them, up to the folder's limit; none if folded
+
+
+@dataclass
 class SidebarListing:
-    # Pinned and filed: rows with ChatSession's attributes that a sidebar row reads.
+    # Rows with the ChatSession attributes that a sidebar row reads (_ROW_COLUMNS).
     pinned: list[ChatSession]
-    folders: list[tuple[ChatFolder, list[ChatSession]]]
+    folders: list[FolderListing]
     unfiled: list[ChatSession]  # up to `limit + 1`: one more says there are more
 
 
 MAX_PINNED = 100
-MAX_FILED = 1_000
-# What a sidebar row needs (rows.session_row): plain rows read faster than ORM objects, and a
-# heavy user has hundreds of filed conversations read on every refresh.
+FOLDER_PAGE = 20  # an open folder shows its newest 20; "Show more" adds as many
+MAX_FOLDER_LIMIT = 1_000
+# What a sidebar row needs (rows.session_row): plain rows read faster than ORM objects.
 _ROW_COLUMNS = (
     ChatSession.id,
     ChatSession.session_uuid,
@@ -134,34 +142,87 @@ _ROW_COLUMNS = (
 )
 
 
-def sidebar_listing(*, session: Session, limit: int, include_archived: bool) -> SidebarListing:
-    """The sidebar in one transaction: pins, each folder's conversations, the first
-    `limit` others. Pins and folders are not paged (a person keeps a few of them).
+def _shown_statuses(include_archived: bool) -> list[str]:
+    if include_archived:
+        return [s.value for s in SessionStatus]
+    return [SessionStatus.ACTIVE.value]
 
-    Pins and filed conversations are read through their own indexes and filtered here (a
-    status condition in SQL made SQLite walk every conversation by the status index).
+
+def _newest(session: Session, where, *, include_archived: bool, limit: int) -> list:
+    """Not pinned conversations matching `where` (a folder, or none), most recently used
+    first: one walk of the index (folder_id, status, pinned_at, last_message_at) per shown
+    status, merged here (`status IN (…)` would make the database sort all of them)."""
+    rows: list = []
+    for status in _shown_statuses(include_archived):
+        query = (
+            select(*_ROW_COLUMNS)
+            .where(where, col(ChatSession.status) == status, col(ChatSession.pinned_at).is_(None))
+            .order_by(col(ChatSession.last_message_at).desc(), col(ChatSession.id).desc())
+            .limit(limit)
+        )
+        rows += session.exec(query).all()
+    rows.sort(key=lambda c: (c.last_message_at, c.id), reverse=True)
+    return rows[:limit]
+
+
+def _folder_counts(session: Session, include_archived: bool) -> dict[int, int]:
+    """Folder id → the conversations it shows. Only `folder_id` is in the WHERE (the other
+    conditions are counted) so that SQLite, which has no statistics, reads the filed ones
+    from the index holding all three columns instead of walking every active conversation
+    by the status index."""
+    shown = col(ChatSession.pinned_at).is_(None)
+    if not include_archived:
+        shown = shown & (col(ChatSession.status) == SessionStatus.ACTIVE.value)
+    query = (
+        select(ChatSession.folder_id, func.sum(case((shown, 1), else_=0)))
+        .where(col(ChatSession.folder_id).is_not(None))
+        .group_by(col(ChatSession.folder_id))
+    )
+    return {folder_id: int(count or 0) for folder_id, count in session.exec(query).all()}
+
+
+def sidebar_listing(
+    *,
+    session: Session,
+    limit: int,
+    include_archived: bool,
+    folder_limits: Mapping[int, int] | None = None,
+) -> SidebarListing:
+    """The sidebar in one transaction: pins, the folders (each with its count and, when open,
+    its newest `folder_limits.get(id, FOLDER_PAGE)` conversations), the first `limit` others.
+
+    Pins are read through their index and filtered here (a status condition in SQL made
+    SQLite walk every conversation by the status index); a folded folder costs its count only.
     """
-
-    def shown(chat: ChatSession) -> bool:
-        return include_archived or chat.status == SessionStatus.ACTIVE.value
-
+    limits = folder_limits or {}
     pinned_query = (
         select(*_ROW_COLUMNS)
         .where(col(ChatSession.pinned_at).is_not(None))
         .order_by(col(ChatSession.pinned_at).desc(), col(ChatSession.id).desc())
         .limit(MAX_PINNED)
     )
-    pinned = [c for c in session.exec(pinned_query).all() if shown(c)]
-    filed_query = (
-        select(ChatSession).where(col(ChatSession.folder_id).is_not(None)).limit(MAX_FILED)
-    )
-    filed = [c for c in session.exec(filed_query).all() if c.pinned_at is None and shown(c)]
-    filed.sort(key=lambda c: (c.last_message_at, c.id), reverse=True)
-    by_folder: dict[int, list[ChatSession]] = {}
-    for chat in filed:
-        by_folder.setdefault(chat.folder_id, []).append(chat)
-    folders = [(f, by_folder.get(f.id, [])) for f in list_folders(session=session)]
-    unfiled = list_sessions(
-        session=session, section="unfiled", limit=limit + 1, include_archived=include_archived
+    pinned = [
+        c
+        for c in session.exec(pinned_query).all()
+        if include_archived or c.status == SessionStatus.ACTIVE.value
+    ]
+    counts = _folder_counts(session, include_archived)
+    folders = []
+    for folder in list_folders(session=session):
+        count, chats = counts.get(folder.id, 0), []
+        if count and not folder.collapsed:
+            shown = min(max(1, limits.get(folder.id, FOLDER_PAGE)), MAX_FOLDER_LIMIT)
+            chats = _newest(
+                session,
+                col(ChatSession.folder_id) == folder.id,
+                include_archived=include_archived,
+                limit=shown,
+            )
+        folders.append(FolderListing(folder=folder, count=count, sessions=chats))
+    unfiled = _newest(
+        session,
+        col(ChatSession.folder_id).is_(None),
+        include_archived=include_archived,
+        limit=limit + 1,
     )
     return SidebarListing(pinned=pinned, folders=folders, unfiled=unfiled)

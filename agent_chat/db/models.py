@@ -95,7 +95,14 @@ class ChatSession(SQLModel, table=True):
     __table_args__ = (
         # The sidebar query: active sessions, most recent first.
         Index("ix_chat_session_status_last_message_at", "status", "last_message_at"),
-        Index("ix_chat_session_folder_id", "folder_id"),
+        # A folder's conversations, newest first, and the folders' counts (db/folders.py).
+        Index(
+            "ix_chat_session_folder_id_status_pinned_at_last_message_at",
+            "folder_id",
+            "status",
+            "pinned_at",
+            "last_message_at",
+        ),
         Index("ix_chat_session_pinned_at", "pinned_at"),
         UniqueConstraint("session_uuid", name="uq_chat_session_session_uuid"),
         {"extend_existing": True},

@@ -28,6 +28,7 @@ class SidebarState(AppState):
     has_more: bool = False
     renaming_uuid: str = ""
     show_archived: bool = False
+    _folder_limits: dict[int, int] = {}  # folder id → conversations shown ("Show more")
     # The conversation this tab shows ("" on the start page) and its title.
     current_uuid: str = ""
     title: str = ""
@@ -37,7 +38,10 @@ class SidebarState(AppState):
         svc = self.svc()
         limit = max(PAGE_SIZE, len(self.sessions))
         listed = await svc.storage.call(
-            sidebar_listing, limit=limit, include_archived=self.show_archived
+            sidebar_listing,
+            limit=limit,
+            include_archived=self.show_archived,
+            folder_limits=self._folder_limits,
         )
         waiting = await svc.storage.call(pauses.open_pauses_by_session)
         states = svc.runs.session_states()
@@ -52,8 +56,14 @@ class SidebarState(AppState):
 
         pinned = [row(c) for c in listed.pinned]
         folders = [
-            FolderRow(id=f.id, name=f.name, collapsed=f.collapsed, sessions=[row(c) for c in chats])
-            for f, chats in listed.folders
+            FolderRow(
+                id=f.folder.id,
+                name=f.folder.name,
+                collapsed=f.folder.collapsed,
+                count=f.count,
+                sessions=[row(c) for c in f.sessions],
+            )
+            for f in listed.folders
         ]
         shown = [row(c) for c in listed.unfiled[:limit]]
         # Assigning resends the whole list: only what changed.

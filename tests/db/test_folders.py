@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.folders import (
@@ -129,12 +129,12 @@ def test_sidebar_listing_groups_pins_folders_and_the_rest(session: Session) -> N
     set_session_status(session=session, session_id=chats["b"].id, status="ARCHIVED")
     listed = sidebar_listing(session=session, limit=1, include_archived=False)
     assert [c.title for c in listed.pinned] == ["d", "c"]
-    assert [(f.name, [c.title for c in rows]) for f, rows in listed.folders] == [
-        ("Empty", []),
-        ("Work", ["a"]),
+    assert [(f.folder.name, f.count, [c.title for c in f.sessions]) for f in listed.folders] == [
+        ("Empty", 0, []),
+        ("Work", 1, ["a"]),  # not c (pinned: shown under "Pinned" only), nor b (archived)
     ]
     assert [c.title for c in listed.unfiled] == ["f", "e"]  # one more than the page: has more
-    row = session_row(listed.folders[1][1][0], "unread")
+    row = session_row(listed.folders[1].sessions[0], "unread")
     assert (row["title"], row["folder_id"], row["pinned"], row["state"]) == (
         "a",
         work.id,
@@ -142,5 +142,115 @@ def test_sidebar_listing_groups_pins_folders_and_the_rest(session: Session) -> N
         "unread",
     )
     with_archived = sidebar_listing(session=session, limit=10, include_archived=True)
-    assert [c.title for c in with_archived.folders[1][1]] == ["b", "a"]
+    assert [c.title for c in with_archived.folders[1].sessions] == ["b", "a"]
+    assert with_archived.folders[1].count == 2
     assert empty.id != work.id
+
+
+def _dated(session: Session, titles: str, folder_id: int | None, minutes: list[int]) -> None:
+    """Conversations last used `minutes` after a fixed time (not in creation order)."""
+    from datetime import datetime, timedelta
+
+    for title, minute in zip(titles, minutes, strict=True):
+        chat = create_session(session=session, title=title)
+        chat.last_message_at = datetime(2026, 1, 1) + timedelta(minutes=minute)
+        chat.folder_id = folder_id
+        session.add(chat)
+    session.flush()
+
+
+def test_a_folded_folder_has_its_count_and_no_rows_and_opening_it_shows_them(
+    session: Session,
+) -> None:
+    from agent_chat.db.folders import sidebar_listing
+    from agent_chat.db.sessions import set_session_status
+
+    folder = create_folder(session=session, name="Work")
+    _dated(session, "abcd", folder.id, [3, 1, 4, 2])
+    archived = create_session(session=session, title="old")
+    archived.folder_id = folder.id
+    set_session_status(session=session, session_id=archived.id, status="ARCHIVED")
+    _dated(session, "xy", None, [5, 6])
+    set_collapsed(session=session, folder_id=folder.id, collapsed=True)
+
+    def work(include_archived: bool = False):
+        listed = sidebar_listing(session=session, limit=50, include_archived=include_archived)
+        assert [c.title for c in listed.unfiled] == ["y", "x"]
+        (only,) = listed.folders
+        return only.folder.collapsed, only.count, [c.title for c in only.sessions]
+
+    assert work() == (True, 4, [])
+    assert work(include_archived=True) == (True, 5, [])
+    set_collapsed(session=session, folder_id=folder.id, collapsed=False)
+    assert work() == (False, 4, ["c", "a", "d", "b"])  # most recently used first
+
+
+def test_an_open_folder_shows_its_newest_page_and_more_when_asked(session: Session) -> None:
+    from agent_chat.db.folders import FOLDER_PAGE, sidebar_listing
+    from agent_chat.db.sessions import set_session_status
+
+    big = create_folder(session=session, name="Big")
+    small = create_folder(session=session, name="Small")
+    total = FOLDER_PAGE + 5
+    order = [(i * 7) % total for i in range(total)]  # a permutation: times not in id order
+    titles = [f"t{i:02}" for i in range(total)]
+    _dated(session, titles, big.id, order)
+    _dated(session, ["s"], small.id, [100])
+    newest = [t for _, t in sorted(zip(order, titles, strict=True), reverse=True)]
+
+    def folders(**kwargs):
+        listed = sidebar_listing(session=session, limit=50, include_archived=False, **kwargs)
+        return {f.folder.name: (f.count, [c.title for c in f.sessions]) for f in listed.folders}
+
+    assert folders() == {"Big": (total, newest[:FOLDER_PAGE]), "Small": (1, ["s"])}
+    assert folders(folder_limits={big.id: 2 * FOLDER_PAGE}) == {
+        "Big": (total, newest),
+        "Small": (1, ["s"]),
+    }
+    # What the page asks for applies to that folder only; archived ones count when shown.
+    chat = session.exec(select(ChatSession).where(ChatSession.title == newest[0])).one()
+    set_session_status(session=session, session_id=chat.id, status="ARCHIVED")
+    listed = sidebar_listing(
+        session=session, limit=50, include_archived=True, folder_limits={small.id: 1}
+    )
+    assert [(f.count, len(f.sessions)) for f in listed.folders] == [(total, FOLDER_PAGE), (1, 1)]
+    assert [c.title for c in listed.folders[0].sessions] == newest[:FOLDER_PAGE]
+    assert folders()["Big"] == (total - 1, newest[1 : FOLDER_PAGE + 1])
+
+
+def test_the_sidebar_reads_walk_indexes_on_sqlite(session: Session) -> None:
+    """SQLite has no statistics in the app: each read of chat_session must be an index
+    search (a status condition once made it walk every conversation), and the pages must
+    come in index order (no sort of a whole folder or of all unfiled conversations)."""
+    from sqlalchemy import event
+
+    from agent_chat.db.folders import sidebar_listing
+
+    if session.get_bind().dialect.name != "sqlite":
+        pytest.skip("query plans: SQLite's planner has no statistics in the app")
+    folder = create_folder(session=session, name="Work")
+    _dated(session, "ab", folder.id, [1, 2])
+    _dated(session, "cd", None, [3, 4])
+    statements: list[tuple[str, object]] = []
+    engine = session.get_bind().engine
+
+    def record(_conn, _cursor, statement, parameters, _context, _many) -> None:
+        statements.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        for include_archived in (False, True):
+            sidebar_listing(session=session, limit=50, include_archived=include_archived)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    plans = []
+    for statement, parameters in statements:
+        if "FROM chat_session" in statement:
+            rows = session.connection().exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + statement, parameters
+            )
+            plans.append(" / ".join(r[-1] for r in rows))
+    assert len(plans) == 2 * (1 + 1 + 1) + 2 * 2  # pins, counts, 1 folder, unfiled per status
+    for plan in plans:
+        assert plan.startswith("SEARCH chat_session USING "), plan
+        assert "TEMP B-TREE" not in plan and "ix_chat_session_status" not in plan, plan

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from agent_chat.db import messages, sessions
+from agent_chat.db import folders, messages, sessions
 from agent_chat.db.engine import make_engine, open_session
 from agent_chat.db.models import MessageRole, MessageStatus
 from tests.support.stack import Stack
@@ -113,6 +113,7 @@ def test_pin_and_folders(page: Page, stack: Stack) -> None:
     expect(folder.get_by_test_id("session-title")).to_have_text(["Newer one"])
     folder.get_by_test_id("folder-toggle").click()  # fold: its conversations hide
     expect(folder.get_by_test_id("session-item")).to_have_count(0)
+    expect(folder.get_by_test_id("folder-count")).to_have_text("1")  # counted, not read
     folder.get_by_test_id("folder-toggle").click()
     expect(folder.get_by_test_id("session-item")).to_have_count(1)
 
@@ -121,3 +122,31 @@ def test_pin_and_folders(page: Page, stack: Stack) -> None:
     expect(folder).to_have_count(0)
     expect(titles.nth(1)).to_have_text("Newer one")  # back in the list, nothing deleted
     expect(_row(page, newer)).to_have_count(1)
+
+
+def test_a_big_folder_shows_its_newest_and_more_on_request(page: Page, stack: Stack) -> None:
+    total = folders.FOLDER_PAGE + 2
+    engine = make_engine(stack.db_url)
+    try:
+        with open_session(engine) as db:
+            folder_id = folders.create_folder(session=db, name="Archive box").id
+            for i in range(total):
+                chat = sessions.create_session(session=db, title=f"Boxed {i:02}")
+                folders.move_session(
+                    session=db, session_uuid=chat.session_uuid, folder_id=folder_id
+                )
+    finally:
+        engine.dispose()
+    page.goto(f"{stack.url}/")  # opens the newest conversation, the list loaded
+    folder = page.locator('[data-testid="folder"][data-folder-name="Archive box"]')
+    expect(folder.get_by_test_id("folder-count")).to_have_text(str(total))
+    rows = folder.get_by_test_id("session-title")
+    expect(rows).to_have_count(folders.FOLDER_PAGE)
+    expect(rows.first).to_have_text(f"Boxed {total - 1:02}")  # the newest first
+    folder.get_by_test_id("folder-show-more").click()
+    expect(rows).to_have_count(total)
+    expect(rows.last).to_have_text("Boxed 00")
+    expect(folder.get_by_test_id("folder-show-more")).to_have_count(0)
+    folder.get_by_role("button", name="Folder actions").click()  # the next test's sidebar
+    page.get_by_test_id("folder-delete").click()
+    expect(folder).to_have_count(0)
