@@ -127,7 +127,7 @@ def _folder_menu(folder: FolderRow) -> rx.Component:
 
 def folder_block(folder: FolderRow, item: Callable[[SessionRow], rx.Component]) -> rx.Component:
     """A folder's header (fold, name, count, menu) and, unfolded, its newest conversations
-    with "Show more" when it holds more (db/folders.py:FOLDER_PAGE at a time)."""
+    with "Show more" when it holds more (db/folders.py: FOLDER_PAGE, then FOLDER_MORE)."""
     header = rx.cond(
         FolderState.renaming_folder == folder["id"],
         _name_form(

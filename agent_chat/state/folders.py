@@ -6,7 +6,7 @@ import reflex as rx
 
 from agent_chat.db import folders
 from agent_chat.db.errors import StoreError, ValidationFailed
-from agent_chat.db.folders import FOLDER_PAGE
+from agent_chat.db.folders import FOLDER_MORE, FOLDER_PAGE
 from agent_chat.state.sidebar import SidebarState
 
 
@@ -73,9 +73,9 @@ class FolderState(SidebarState):
 
     @rx.event
     async def show_more_in_folder(self, folder_id: int) -> None:
-        """An open folder shows FOLDER_PAGE more of its conversations (until a reload)."""
+        """An open folder shows FOLDER_MORE more of its conversations (until a reload)."""
         shown = self._folder_limits.get(folder_id, FOLDER_PAGE)
-        self._folder_limits = {**self._folder_limits, folder_id: shown + FOLDER_PAGE}
+        self._folder_limits = {**self._folder_limits, folder_id: shown + FOLDER_MORE}
         await self.refresh()
 
     @rx.event

@@ -220,8 +220,8 @@ def test_an_open_folder_shows_its_newest_page_and_more_when_asked(session: Sessi
 
 def test_the_sidebar_reads_walk_indexes_on_sqlite(session: Session) -> None:
     """SQLite has no statistics in the app: each read of chat_session must be an index
-    search (a status condition once made it walk every conversation), and the pages must
-    come in index order (no sort of a whole folder or of all unfiled conversations)."""
+    search (a status condition once made it walk every conversation), and the unfiled page
+    must come in index order (no sort of all unfiled conversations)."""
     from sqlalchemy import event
 
     from agent_chat.db.folders import sidebar_listing
@@ -243,14 +243,23 @@ def test_the_sidebar_reads_walk_indexes_on_sqlite(session: Session) -> None:
             sidebar_listing(session=session, limit=50, include_archived=include_archived)
     finally:
         event.remove(engine, "before_cursor_execute", record)
-    plans = []
+    plans, open_folders = [], []
     for statement, parameters in statements:
         if "FROM chat_session" in statement:
             rows = session.connection().exec_driver_sql(
                 "EXPLAIN QUERY PLAN " + statement, parameters
             )
-            plans.append(" / ".join(r[-1] for r in rows))
-    assert len(plans) == 2 * (1 + 1 + 1) + 2 * 2  # pins, counts, 1 folder, unfiled per status
+            plan = " / ".join(r[-1] for r in rows)
+            (open_folders if "row_number" in statement else plans).append(plan)
+    assert len(plans) == 2 * (1 + 1) + (1 + 2)  # pins, counts; the unfiled ones per status
     for plan in plans:
         assert plan.startswith("SEARCH chat_session USING "), plan
         assert "TEMP B-TREE" not in plan and "ix_chat_session_status" not in plan, plan
+    # The open folders' conversations: all of them (not all filed ones) from the index, then
+    # numbered per folder.
+    assert len(open_folders) == 2
+    for plan in open_folders:
+        assert (
+            "SEARCH chat_session USING INDEX "
+            "ix_chat_session_folder_id_status_pinned_at_last_message_at (folder_id=?" in plan
+        ), plan
