@@ -125,16 +125,19 @@ SNIPPET_BEFORE = 50
 
 
 def _match_spans(text: str, terms: list[Term]) -> list[tuple[int, int]]:
-    found = [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
+    found = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    words = [text[start:end].lower() for start, end in found]
     spans = []
     for term in terms:
-        size = len(term.words)
-        for i in range(len(found) - size + 1):
-            window = found[i : i + size]
-            head_ok = all(window[k][2] == term.words[k] for k in range(size - 1))
-            last, wanted = window[-1][2], term.words[-1]
-            if head_ok and (last.startswith(wanted) if term.prefix else last == wanted):
-                spans.append((window[0][0], window[-1][1]))
+        size, wanted, head = len(term.words), term.words[-1], list(term.words[:-1])
+        # The last word first: it rules out almost every place, without building a window
+        # (a search shows 30 snippets; this loop was most of its time at 1,000,000 messages).
+        for i in range(size - 1, len(words)):
+            last = words[i]
+            if not (last.startswith(wanted) if term.prefix else last == wanted):
+                continue
+            if size == 1 or words[i - size + 1 : i] == head:
+                spans.append((found[i - size + 1][0], found[i][1]))
     return sorted(spans)
 
 

@@ -101,6 +101,15 @@ def test_prefixes_explicit_and_while_typing(session: Session) -> None:
     assert _marked(search(session=session, query="conv")[0].snippet) == ["converts"]
 
 
+def test_every_place_of_each_term_is_marked_phrases_whole() -> None:
+    from agent_chat.db.search_text import highlight, parse_query
+
+    terms = parse_query('"red apple" gre')  # a phrase, and a word being typed (a prefix)
+    text = "Red apple, green; red  APPLE red grey apple"
+    assert _marked(highlight(text, terms)) == ["Red apple", "green", "red  APPLE", "grey"]
+    assert _marked(highlight("apple red gr", terms)) == []  # not in order; too short
+
+
 def test_chinese_text_is_found_by_two_or_more_characters(session: Session) -> None:
     chat = create_session(session=session, title="学习计划")
     _turn(session, chat, "我想学习机器学习，从哪里开始？", "建议先学线性代数和概率论。")
