@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
-from sqlalchemy import case, func, update
+from sqlalchemy import Integer, bindparam, case, func, update
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
@@ -113,7 +114,7 @@ def set_pinned(*, session: Session, session_uuid: str, pinned: bool) -> ChatSess
 
 @dataclass
 class FolderListing:
-    folder: ChatFolder
+    folder: ChatFolder  # a row with its id, name and collapsed
     count: int  # its conversations the sidebar shows (not pinned; archived ones when shown)
     sessions: list[ChatSession]  # the newest of them, up to the folder's limit; none if folded
 
@@ -149,61 +150,67 @@ def _shown_statuses(include_archived: bool) -> list[str]:
     return [SessionStatus.ACTIVE.value]
 
 
-def _newest(session: Session, where, *, include_archived: bool, limit: int) -> list:
-    """Not pinned conversations matching `where` (no folder), most recently used
-    first: one walk of the index (folder_id, status, pinned_at, last_message_at) per shown
-    status, merged here (`status IN (…)` would make the database sort all of them)."""
-    rows: list = []
-    for status in _shown_statuses(include_archived):
-        query = (
-            select(*_ROW_COLUMNS)
-            .where(where, col(ChatSession.status) == status, col(ChatSession.pinned_at).is_(None))
-            .order_by(col(ChatSession.last_message_at).desc(), col(ChatSession.id).desc())
-            .limit(limit)
-        )
-        rows += session.exec(query).all()
-    rows.sort(key=lambda c: (c.last_message_at, c.id), reverse=True)
-    return rows[:limit]
+# The sidebar's statements are built once and run with parameters on the session's
+# connection as plain rows: building a statement and the ORM's execution cost more than the
+# reading (a refresh is ~6 statements of a few hundred rows at most).
+_NEWEST_FIRST = (col(ChatSession.last_message_at).desc(), col(ChatSession.id).desc())
 
 
-def _open_folders(
-    session: Session, limits: dict[int, int], include_archived: bool
-) -> dict[int, list]:
-    """Folder id → its newest `limits[id]` conversations, for the open folders, in one query
-    (a query per folder cost more in building and running statements than in reading):
-    the open folders' conversations from the index, numbered per folder, the first kept."""
-    if not limits:
-        return {}
-    rank = (
-        func.row_number()
-        .over(
-            partition_by=col(ChatSession.folder_id),
-            order_by=(col(ChatSession.last_message_at).desc(), col(ChatSession.id).desc()),
-        )
-        .label("rank")
+@cache
+def _pinned_query():
+    return (
+        select(*_ROW_COLUMNS)
+        .where(col(ChatSession.pinned_at).is_not(None))
+        .order_by(col(ChatSession.pinned_at).desc(), col(ChatSession.id).desc())
+        .limit(MAX_PINNED)
     )
-    ranked = (
-        select(*_ROW_COLUMNS, rank)
+
+
+@cache
+def _folders_query():
+    return select(ChatFolder.id, ChatFolder.name, ChatFolder.collapsed).order_by(
+        func.lower(ChatFolder.name), col(ChatFolder.id)
+    )
+
+
+@cache
+def _unfiled_query():
+    """Not pinned, in no folder, of one status, most recently used first: a walk of the
+    index (folder_id, status, pinned_at, last_message_at) that stops at the limit."""
+    return (
+        select(*_ROW_COLUMNS)
         .where(
-            col(ChatSession.folder_id).in_(list(limits)),
-            col(ChatSession.status).in_(_shown_statuses(include_archived)),
+            col(ChatSession.folder_id).is_(None),
+            col(ChatSession.status) == bindparam("status"),
+            col(ChatSession.pinned_at).is_(None),
+        )
+        .order_by(*_NEWEST_FIRST)
+        .limit(bindparam("n", type_=Integer))
+    )
+
+
+@cache
+def _open_folders_query():
+    """The open folders' conversations from the same index, numbered per folder."""
+    rank = func.row_number().over(partition_by=col(ChatSession.folder_id), order_by=_NEWEST_FIRST)
+    ranked = (
+        select(*_ROW_COLUMNS, rank.label("rank"))
+        .where(
+            col(ChatSession.folder_id).in_(bindparam("folders", expanding=True)),
+            col(ChatSession.status).in_(bindparam("statuses", expanding=True)),
             col(ChatSession.pinned_at).is_(None),
         )
         .subquery()
     )
-    query = (
+    return (
         select(ranked)
-        .where(ranked.c.rank <= max(limits.values()))
+        .where(ranked.c.rank <= bindparam("top", type_=Integer))
         .order_by(ranked.c.folder_id, ranked.c.rank)
     )
-    out: dict[int, list] = {}
-    for row in session.execute(query).all():  # not exec: a one-column select
-        if row.rank <= limits[row.folder_id]:
-            out.setdefault(row.folder_id, []).append(row)
-    return out
 
 
-def _folder_counts(session: Session, include_archived: bool) -> dict[int, int]:
+@cache
+def _counts_query(include_archived: bool):
     """Folder id → the conversations it shows. Only `folder_id` is in the WHERE (the other
     conditions are counted) so that SQLite, which has no statistics, reads the filed ones
     from the index holding all three columns instead of walking every active conversation
@@ -211,12 +218,38 @@ def _folder_counts(session: Session, include_archived: bool) -> dict[int, int]:
     shown = col(ChatSession.pinned_at).is_(None)
     if not include_archived:
         shown = shown & (col(ChatSession.status) == SessionStatus.ACTIVE.value)
-    query = (
+    return (
         select(ChatSession.folder_id, func.sum(case((shown, 1), else_=0)))
         .where(col(ChatSession.folder_id).is_not(None))
         .group_by(col(ChatSession.folder_id))
     )
-    return {folder_id: int(count or 0) for folder_id, count in session.exec(query).all()}
+
+
+def _unfiled(connection, *, include_archived: bool, limit: int) -> list:
+    """One index walk per shown status, merged here (`status IN (…)` would make the
+    database sort all of them)."""
+    rows: list = []
+    for status in _shown_statuses(include_archived):
+        rows += connection.execute(_unfiled_query(), {"status": status, "n": limit}).all()
+    rows.sort(key=lambda c: (c.last_message_at, c.id), reverse=True)
+    return rows[:limit]
+
+
+def _open_folders(connection, limits: dict[int, int], include_archived: bool) -> dict[int, list]:
+    """Folder id → its newest `limits[id]` conversations, for the open folders, in one query
+    (one per folder cost more in running statements than in reading)."""
+    if not limits:
+        return {}
+    params = {
+        "folders": list(limits),
+        "statuses": _shown_statuses(include_archived),
+        "top": max(limits.values()),
+    }
+    out: dict[int, list] = {}
+    for row in connection.execute(_open_folders_query(), params).all():
+        if row.rank <= limits[row.folder_id]:
+            out.setdefault(row.folder_id, []).append(row)
+    return out
 
 
 def sidebar_listing(
@@ -233,33 +266,23 @@ def sidebar_listing(
     SQLite walk every conversation by the status index); a folded folder costs its count only.
     """
     limits = folder_limits or {}
-    pinned_query = (
-        select(*_ROW_COLUMNS)
-        .where(col(ChatSession.pinned_at).is_not(None))
-        .order_by(col(ChatSession.pinned_at).desc(), col(ChatSession.id).desc())
-        .limit(MAX_PINNED)
-    )
+    connection = session.connection()
     pinned = [
         c
-        for c in session.exec(pinned_query).all()
+        for c in connection.execute(_pinned_query()).all()
         if include_archived or c.status == SessionStatus.ACTIVE.value
     ]
-    counts = _folder_counts(session, include_archived)
-    all_folders = list_folders(session=session)
+    counts = dict(connection.execute(_counts_query(include_archived)).all())
+    all_folders = connection.execute(_folders_query()).all()
     open_limits = {
         f.id: min(max(1, limits.get(f.id, FOLDER_PAGE)), MAX_FOLDER_LIMIT)
         for f in all_folders
         if counts.get(f.id) and not f.collapsed
     }
-    chats = _open_folders(session, open_limits, include_archived)
+    chats = _open_folders(connection, open_limits, include_archived)
     folders = [
-        FolderListing(folder=f, count=counts.get(f.id, 0), sessions=chats.get(f.id, []))
+        FolderListing(folder=f, count=int(counts.get(f.id) or 0), sessions=chats.get(f.id, []))
         for f in all_folders
     ]
-    unfiled = _newest(
-        session,
-        col(ChatSession.folder_id).is_(None),
-        include_archived=include_archived,
-        limit=limit + 1,
-    )
+    unfiled = _unfiled(connection, include_archived=include_archived, limit=limit + 1)
     return SidebarListing(pinned=pinned, folders=folders, unfiled=unfiled)
