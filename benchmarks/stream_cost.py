@@ -43,9 +43,11 @@ def main(argv: list[str] | None = None) -> h.Report:
         p.add_argument(
             "--no-animations",
             action="store_true",
-            help="switch the page's CSS animations off (spinners, the pulse dot): headless "
-            "chromium without a GPU runs them on the renderer's main thread at 60 frames/s, "
-            "which costs more than the text (benchmarks/stream_profile.py)",
+            help="switch the page's CSS animations and transitions off. Headless chromium "
+            "without a GPU runs an animation on the renderer's main thread at 60 frames/s, "
+            "which cost more than the text (benchmarks/stream_profile.py); since issue 17 §3 "
+            "the page runs none while an answer streams (assets/styles.css, 'Running "
+            "markers'), so this option should no longer change the figure",
         )
 
     args = h.parse_common(__doc__.splitlines()[0], argv, extra)

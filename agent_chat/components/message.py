@@ -169,11 +169,14 @@ def _live_body() -> rx.Component:
         tool_history(LiveState.tools),
         rx.box(
             stream_text(stream_id=LiveState.answer_stream, text="", markdown=True, class_name="md"),
+            class_name="live-answer",
             custom_attrs=tid("message-content"),
             width="100%",
         ),
         spacing="2",
         width="100%",
+        # assets/styles.css stops the panel's animations once its text streams (issue 17 §3).
+        class_name="live-body",
     )
 
 

@@ -24,7 +24,22 @@ from agent_chat.state.sidebar import SidebarState
 def _badge(row: SessionRow) -> rx.Component:
     return rx.match(
         row["state"],
-        ("running", rx.spinner(size="1", custom_attrs=tid("session-running"))),
+        # Static (no spinner): a CSS animation restyles and repaints the page every frame
+        # while an answer streams (issue 17 §3, assets/styles.css "Running markers").
+        (
+            "running",
+            rx.tooltip(
+                rx.icon(
+                    "activity",
+                    size=14,
+                    class_name="running-mark",
+                    aria_label="Running",
+                    role="img",
+                    custom_attrs=tid("session-running"),
+                ),
+                content="Running",
+            ),
+        ),
         (
             "waiting",
             rx.tooltip(

@@ -150,8 +150,12 @@ def live_thinking_stream() -> rx.Component:
 
 
 def live_status(text: rx.Var) -> rx.Component:
+    """② the accent dot and what the agent does now. The dot pulses only until the run's
+    first words arrive; from then on it is static and the streaming text is the sign of life
+    (assets/styles.css, "Running markers": an animation costs a frame's work 60 times a second
+    while the answer streams, issue 17 §3)."""
     return rx.hstack(
-        rx.box(class_name="pulse-dot"),
+        rx.box(class_name="pulse-dot", custom_attrs=tid("live-dot")),
         rx.text(
             rx.cond(text != "", text, "Thinking…"),
             size="2",
