@@ -28,14 +28,15 @@ MANY = "\n\n".join(f"paragraph {i}" for i in range(100))  # more than one group 
 TEXTS = [FENCE_ACROSS_BLANKS, LIST_ACROSS_BLANKS, TILDES, MIXED, MANY, "", "\n\n\n", "one line"]
 
 # A streamed answer: the scripted model echoes the message word by word (delay per word),
-# so the chunks cut through the fence, the list and the table.
+# so the chunks cut through the fence, the list and the table; ~40 words at 0.15 s: the
+# page shows the open fence while the answer still runs, even on a loaded machine.
 ANSWER = (
     "Before the code:\n\n"
     "```python\ndef add(a, b):\n\n    return a + b\n```\n\n"
     "- first item\n- second item\n\n- third item, after a blank line\n\n"
     "| col | val |\n|---|---|\n| x | 1 |\n\n"
     "<b>raw html stays text</b> and [bad](javascript:alert(1)) link\n\n"
-    "delay=0.03"
+    "delay=0.15"
 )
 
 
@@ -76,11 +77,11 @@ def test_a_streamed_answer_shows_the_same_dom_as_after_a_reload(chat: Page) -> N
     expect(content).to_contain_text("def add")
     assert assistant.get_attribute("data-status") == "RUNNING", "make the answer slower"
     expect(assistant).to_have_attribute("data-status", "SUCCESS")
-    expect(content).to_contain_text("delay=0.03")
+    expect(content).to_contain_text("delay=0.15")
     streamed = content.inner_html()
     chat.reload()
     reloaded = chat.get_by_test_id("message-assistant").last.get_by_test_id("message-content")
-    expect(reloaded).to_contain_text("delay=0.03")
+    expect(reloaded).to_contain_text("delay=0.15")
     assert reloaded.inner_html() == streamed
     # One code block (the blank line inside did not split it), one table, the raw HTML as
     # text, no script link.
