@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.folders import (
@@ -216,6 +216,23 @@ def test_an_open_folder_shows_its_newest_page_and_more_when_asked(session: Sessi
     assert [(f.count, len(f.sessions)) for f in listed.folders] == [(total, FOLDER_PAGE), (1, 1)]
     assert [c.title for c in listed.folders[0].sessions] == newest[:FOLDER_PAGE]
     assert folders()["Big"] == (total - 1, newest[1 : FOLDER_PAGE + 1])
+
+
+def test_show_archived_merges_both_statuses_newest_first(session: Session) -> None:
+    from agent_chat.db.folders import sidebar_listing
+    from agent_chat.db.sessions import set_session_status
+
+    _dated(session, "abcdef", None, [6, 5, 4, 3, 2, 1])  # archived ones in between
+    for chat in session.exec(select(ChatSession).where(col(ChatSession.title).in_(list("bdf")))):
+        set_session_status(session=session, session_id=chat.id, status="ARCHIVED")
+
+    def unfiled(include_archived: bool, limit: int) -> list[str]:
+        listed = sidebar_listing(session=session, limit=limit, include_archived=include_archived)
+        return [c.title for c in listed.unfiled]
+
+    assert unfiled(True, 3) == ["a", "b", "c", "d"]  # limit + 1, across both statuses
+    assert unfiled(True, 10) == list("abcdef")
+    assert unfiled(False, 10) == ["a", "c", "e"]
 
 
 def test_the_sidebar_reads_walk_indexes_on_sqlite(session: Session) -> None:
