@@ -56,7 +56,9 @@ app = rx.App(
     # and outermost the Host/Origin guard (applied in order: the last wraps the rest).
     api_transformer=[
         create_api(services),
-        login_gate_with(bearer_check(lambda: services().storage)),
+        login_gate_with(
+            lambda: services().storage, bearer=bearer_check(lambda: services().storage)
+        ),
         origin_guard,
     ],
 )
