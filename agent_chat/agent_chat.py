@@ -12,10 +12,12 @@ from agent_chat.api import create_api
 from agent_chat.api.bearer import bearer_check
 from agent_chat.auth import login_gate_with
 from agent_chat.auth.origins import origin_guard
+from agent_chat.pages.account import account_page
 from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
 from agent_chat.services import services, start_services, stop_services
+from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
@@ -83,4 +85,10 @@ app.add_page(
     route=routes.SETTINGS_TOKENS,
     on_load=TokensState.load,
     title="API tokens · Agent Chat",
+)
+app.add_page(
+    account_page,
+    route=routes.SETTINGS_ACCOUNT,
+    on_load=AccountState.open_page,
+    title="Account · Agent Chat",
 )

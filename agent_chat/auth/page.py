@@ -53,14 +53,27 @@ def login_page(
     return HTMLResponse(body, status_code=status_code, headers=_PAGE_HEADERS)
 
 
+SETUP_FIELDS = ("username", "display_name", "password")
+
+
 def setup_page(
-    *, error: str = "", username: str = "", display_name: str = "", status_code: int = 200
+    *,
+    error: str = "",
+    invalid: frozenset[str] = frozenset(),
+    username: str = "",
+    display_name: str = "",
+    status_code: int = 200,
 ) -> HTMLResponse:
+    """The first-administrator form; `invalid` names the fields the error is about."""
+    marks = {
+        f"invalid_{name}": _invalid("x" if name in invalid else "", "setup-error")
+        for name in SETUP_FIELDS
+    }
     body = _SETUP_HTML.substitute(
         style=_STYLE,
         username=html.escape(username[:64], quote=True),
         display_name=html.escape(display_name[:100], quote=True),
-        invalid=_invalid(error, "setup-error"),
         error=html.escape(error),
+        **marks,
     )
     return HTMLResponse(body, status_code=status_code, headers=_PAGE_HEADERS)

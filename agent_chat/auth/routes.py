@@ -139,7 +139,8 @@ class AuthRoutes:
                 lifetime=self.session_seconds(),
             )
         except ValidationFailed as exc:
-            return _setup_failure(as_json, fields, " ".join(exc.field_errors.values()), 422)
+            message = " ".join(exc.field_errors.values())
+            return _setup_failure(as_json, fields, message, 422, frozenset(exc.field_errors))
         except AlreadySetUp:
             return PlainTextResponse("Not Found", status_code=404)
         log.info("Created the first administrator %r", fields.get("username", "").lower())
@@ -209,11 +210,18 @@ def _failure(
     return response
 
 
-def _setup_failure(as_json: bool, fields: dict[str, str], message: str, status: int) -> Response:
+def _setup_failure(
+    as_json: bool,
+    fields: dict[str, str],
+    message: str,
+    status: int,
+    invalid: frozenset[str] = frozenset(),
+) -> Response:
     if as_json:
         return JSONResponse({"detail": message}, status_code=status)
     return setup_page(
         error=message,
+        invalid=invalid,
         username=fields.get("username", ""),
         display_name=fields.get("display_name", ""),
         status_code=status,

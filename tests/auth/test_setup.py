@@ -53,6 +53,8 @@ async def test_bad_input_shows_the_form_again_with_the_error(
         assert 'value="Root.Admin"' in short.text  # what was typed stays
         bad = await client.post("/setup", data={**FORM, "username": "no spaces"})
         assert bad.status_code == 422 and "letters, digits" in bad.text
+        assert 'data-testid="setup-username" aria-invalid="true"' in bad.text
+        assert 'data-testid="setup-password" aria-invalid' not in bad.text
         assert storage.call_sync(users.count_users) == 0
         response = await client.post("/setup", json=FORM)
         assert response.json() == {"ok": True, "next": "/"}
