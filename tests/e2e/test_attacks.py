@@ -237,6 +237,7 @@ def test_the_apps_own_page_works_on_localhost(page: Page, stack: Stack) -> None:
     sockets: list[str] = []
     page.on("websocket", lambda ws: sockets.append(ws.url))
     at_localhost = SimpleNamespace(url=f"http://localhost:{stack.app_port}")
+    stack.sign_in(page.context, at_localhost.url)  # cookies are per host name
     new_chat(page, at_localhost)
     assert page.url == f"http://localhost:{stack.app_port}/chat"
     send(page, "Hello from localhost")

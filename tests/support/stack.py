@@ -88,14 +88,15 @@ class Stack:
         """Headers that make an HTTP client (httpx) the signed-in administrator."""
         return {"Cookie": f"{COOKIE_NAME}={self.session_cookie}"}
 
-    def sign_in(self, context: Any) -> None:
-        """Give a Playwright browser context the administrator's session cookie."""
+    def sign_in(self, context: Any, url: str | None = None) -> None:
+        """Give a Playwright browser context the administrator's session cookie (for the
+        stack's URL, or `url`: another name of it such as localhost)."""
         context.add_cookies(
             [
                 {
                     "name": COOKIE_NAME,
                     "value": self.session_cookie,
-                    "url": self.url,
+                    "url": url or self.url,
                     "httpOnly": True,
                     "sameSite": "Lax",
                 }
