@@ -12,10 +12,12 @@ from agent_chat.api import create_api
 from agent_chat.api.bearer import bearer_check
 from agent_chat.auth import login_gate_with
 from agent_chat.auth.origins import origin_guard
+from agent_chat.pages.account import account_page
 from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
 from agent_chat.services import services, start_services, stop_services
+from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
@@ -56,7 +58,9 @@ app = rx.App(
     # and outermost the Host/Origin guard (applied in order: the last wraps the rest).
     api_transformer=[
         create_api(services),
-        login_gate_with(bearer_check(lambda: services().storage)),
+        login_gate_with(
+            lambda: services().storage, bearer=bearer_check(lambda: services().storage)
+        ),
         origin_guard,
     ],
 )
@@ -81,4 +85,10 @@ app.add_page(
     route=routes.SETTINGS_TOKENS,
     on_load=TokensState.load,
     title="API tokens · Agent Chat",
+)
+app.add_page(
+    account_page,
+    route=routes.SETTINGS_ACCOUNT,
+    on_load=AccountState.open_page,
+    title="Account · Agent Chat",
 )

@@ -34,9 +34,12 @@ class Settings:
     env_model_api_key: str | None
     env_model_name: str | None
     env_model_context_length: int | None
-    # Login (agent_chat/auth/): off unless a password is set.
+    # Accounts (agent_chat/auth/, db/users.py): the first administrator, made at start when
+    # there is no user; `password` is an old install's shared password (AGENT_CHAT_PASSWORD),
+    # which becomes that administrator's.
     password: str | None = None
-    secret: str | None = None  # signs session cookies; else data/secret_key is used
+    admin_user: str | None = None
+    admin_password: str | None = None
     session_hours: float = DEFAULT_SESSION_HOURS
     # Tool profiles the operator enabled (agent_chat/tool_profiles.py), Chat by default.
     tool_profiles: tuple[str, ...] = ("chat",)
@@ -99,7 +102,8 @@ def load_settings() -> Settings:
         env_model_name=env("AGENT_CHAT_MODEL") or None,
         env_model_context_length=_int("AGENT_CHAT_MODEL_CONTEXT_LENGTH", None),
         password=env("AGENT_CHAT_PASSWORD") or None,
-        secret=env("AGENT_CHAT_SECRET") or None,
+        admin_user=env("AGENT_CHAT_ADMIN_USER") or None,
+        admin_password=env("AGENT_CHAT_ADMIN_PASSWORD") or None,
         session_hours=_positive_float("AGENT_CHAT_SESSION_HOURS", DEFAULT_SESSION_HOURS),
         tool_profiles=enabled_profiles(),
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 
 from agent_chat.config import Settings, load_settings
-from agent_chat.db import model_configs
+from agent_chat.db import model_configs, users
 from agent_chat.db.engine import make_engine, migrate
 from agent_chat.runs.bridge_watch import BridgeWatch
 from agent_chat.runs.client import BridgeClient
@@ -53,6 +53,14 @@ async def start_services(
     engine = make_engine(settings.db_url)
     storage = Storage(engine)
     await storage.call(model_configs.ensure_env_model, settings=settings)
+    made = await storage.call(
+        users.ensure_first_admin,
+        admin_user=settings.admin_user,
+        admin_password=settings.admin_password,
+        legacy_password=settings.password,
+    )
+    if made:
+        log.warning("Accounts: %s", made)
     bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
     runs = RunManager(settings=settings, storage=storage, client=bridge)
     watch = BridgeWatch(bridge, runs.bus)

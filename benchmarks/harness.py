@@ -29,6 +29,7 @@ if str(ROOT) not in sys.path:
 import httpx  # noqa: E402
 import psutil  # noqa: E402
 
+from tests.support.accounts import ADMIN_ENV, session_cookie  # noqa: E402
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (re-exported)
 from tests.support.processes import free_port  # noqa: E402,F401  (re-exported)
 from tests.support.processes import stop_process as _stop  # noqa: E402
@@ -277,6 +278,7 @@ class Stack:
             "REFLEX_TELEMETRY_ENABLED": "false",
             "REFLEX_CHECK_LATEST_VERSION": "false",
             "PYTHONPATH": str(ROOT),
+            **ADMIN_ENV,  # the app's administrator, as in the test stacks
         }
         env.setdefault("NPM_CONFIG_REGISTRY", "https://registry.npmjs.org/")
         return env
@@ -363,6 +365,22 @@ class Stack:
     def stop(self) -> None:
         for name in ("app", "bridge", "model"):
             _stop(self.procs.pop(name, None))
+
+
+_cookies: dict[str, str] = {}
+
+
+def signed_in_context(b: Any, app_url: str, **options: Any) -> Any:
+    """A new browser context signed in as the stack's administrator (signed in once per
+    app: the session is stored and reused)."""
+    from agent_chat.auth import COOKIE_NAME
+
+    if app_url not in _cookies:
+        _cookies[app_url] = session_cookie(app_url)
+    context = b.new_context(**options)
+    cookie = {"name": COOKIE_NAME, "value": _cookies[app_url], "url": app_url, "httpOnly": True}
+    context.add_cookies([cookie])
+    return context
 
 
 @contextlib.contextmanager
@@ -572,7 +590,7 @@ def stream_through_browser(
     message is finalised. Returns times (epoch s), websocket bytes and CPU figures. `css`: a
     style sheet added to the page first (e.g. to switch its animations off)."""
     session_uuid = create_chat_session(s.db_url)
-    context = b.new_context(viewport={"width": 1280, "height": 900})
+    context = signed_in_context(b, s.app_url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(60_000)
     errors: list[str] = []

@@ -181,7 +181,7 @@ def populate(engine, count: int) -> tuple[str, str, int]:
 
 
 def first_paint(b, app_url: str, session_uuid: str) -> float:
-    context = b.new_context(viewport={"width": 1280, "height": 900})
+    context = h.signed_in_context(b, app_url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     try:
         t0 = time.perf_counter()

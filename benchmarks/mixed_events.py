@@ -77,7 +77,7 @@ def emit_times(s: h.Stack, run_id: str) -> tuple[dict[str, float], list[dict]]:
 
 def one_run(s: h.Stack, b, turns: int, rate: float, per: int) -> dict:
     session_uuid = h.create_chat_session(s.db_url)
-    context = b.new_context(viewport={"width": 1280, "height": 900})
+    context = h.signed_in_context(b, s.app_url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(60_000)
     try:

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     with h.stack(rate=args.rate) as s, h.browser() as b:
         session_uuid = h.create_chat_session(s.db_url)
-        context = b.new_context(viewport={"width": 1280, "height": 900})
+        context = h.signed_in_context(b, s.app_url, viewport={"width": 1280, "height": 900})
         page = context.new_page()
         page.set_default_timeout(600_000)
         cdp = context.new_cdp_session(page)

@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> h.Report:
     samples: list[dict] = []
     with h.stack(rate=args.rate) as s, h.browser() as b:
         session_uuid = h.create_chat_session(s.db_url)
-        context = b.new_context(viewport={"width": 1280, "height": 900})
+        context = h.signed_in_context(b, s.app_url, viewport={"width": 1280, "height": 900})
         page = context.new_page()
         page.set_default_timeout(120_000)
         errors: list[str] = []

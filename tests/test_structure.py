@@ -154,3 +154,19 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _strongly_connected(edges) == [["a", "b", "c"], ["e"]]
     assert _shortest_cycle("a", {"a", "b", "c"}, edges) == ["a", "b", "c", "a"]
     assert _shortest_cycle("e", {"e"}, edges) == ["e", "e"]
+
+
+def test_pages_read_no_setting_when_they_compile() -> None:
+    """Every test stack serves one frontend build (tests/support/builds.py), and a deployment
+    builds once for any settings: a component or page that read the environment while the
+    pages compile would bake one value into the bundle. Such settings go to the state (run
+    time), or into `builds.COMPILE_SETTINGS` if they truly must be compiled in."""
+    readers = ("load_settings(", "os.environ", "os.getenv(")
+    found = [
+        f"{path.relative_to(PACKAGE_DIR)}: {reader}"
+        for folder in ("components", "pages")
+        for path in sorted((PACKAGE_DIR / folder).rglob("*.py"))
+        for reader in readers
+        if reader in path.read_text(encoding="utf-8")
+    ]
+    assert not found, found

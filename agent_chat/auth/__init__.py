@@ -1,52 +1,59 @@
-"""Login for the whole app when `AGENT_CHAT_PASSWORD` is set (DESIGN.md §7, issue 7 item 5).
+"""Accounts at the door of the whole app (issue 13 parts 1-2): nobody gets a page, the
+`/_event` websocket or `/api/*` without a signed-in session (or a personal API token for the
+API).
 
 Everything the browser gets that carries data comes through Reflex's websocket (`/_event`) or
 our `/api/*` routes, so one ASGI middleware around the whole backend (`LoginGate`, installed
-through `rx.App(api_transformer=[..., login_gate])`) guards them all: without a valid session
-cookie it refuses the websocket upgrade (HTTP 403), answers `/api/*` and other backend paths
-with 401 JSON and redirects page requests (GET/HEAD) to `/login?next=<path>`. Static files
-(`/assets/...`, `*.js`, `*.css`, fonts, images) and `/ping`, `/_health` stay public: they hold
-no conversation data.
+through `rx.App(api_transformer=[..., login_gate_with(...)])`) guards them all: without a
+valid session it refuses the websocket upgrade (HTTP 403), answers `/api/*` and other backend
+paths with 401 JSON and redirects page requests (GET/HEAD) to `/login?next=<path>`. Static
+files (`/assets/...`, `*.js`, `*.css`, fonts, images), `/ping`, `/_health` and share links
+(`/s/<token>`) stay public: they hold no one's conversations.
 
-- `/login` is a small self-contained page; its form posts to `/login`, scripts may post a form
-  or JSON to `/api/login`. The password is checked in constant time; a right one sets an
-  HttpOnly, SameSite=Lax cookie and redirects to `next` (a same-site
-  relative path only). `POST /api/logout` clears the cookie.
-- The cookie holds `<expiry>.<signature>`: HMAC-SHA256 over the expiry with a key derived from
-  the secret (`AGENT_CHAT_SECRET`, else `data/secret_key`, made once with mode 0600) and the
-  password, so changing either logs everyone out. Sessions last `AGENT_CHAT_SESSION_HOURS`
-  (default 12); lowering it also shortens sessions already issued. Tokens are stateless: log
-  out clears this browser's cookie, it does not revoke a copied token before it expires.
-- Wrong passwords are rate-limited per client IP, in memory (one app process): after 5 within
-  15 minutes further attempts get 429 with `Retry-After` until the oldest of them is 15
-  minutes old; a right password resets the count. Behind a reverse proxy every client has
-  the proxy's address, so the limit is shared.
+- **First start.** With no user in the database every page leads to `/setup`, a one-time
+  form that makes the first administrator and signs them in (race-safe: two at once make
+  one); once a user exists `/setup` is 404. `AGENT_CHAT_ADMIN_USER`/`_PASSWORD`, or an old
+  install's `AGENT_CHAT_PASSWORD`, make that administrator at start instead
+  (`db/users.py:ensure_first_admin`, called by `services.start_services`).
+- **Sign-in.** `/login` is a small self-contained page (username and password); its form
+  posts to `/login`, scripts may post a form or JSON to `/api/login`. A right password makes
+  a stored session (`auth_session`: only the SHA-256 of a random 32-byte token) and sets the
+  token in an HttpOnly, SameSite=Lax cookie (Secure over https); it lasts
+  `AGENT_CHAT_SESSION_HOURS` (lowering it also shortens sessions already issued).
+- **Sign-out.** `POST /api/logout` revokes this session, `POST /api/logout-all` every session
+  of its user; a new password or a disabled user revokes theirs too. Each request looks the
+  session up (one indexed query), and an open websocket is checked every 2 s and closed
+  (1008) as soon as its session ends (`websocket.py`).
+- **Wrong passwords** are counted in the database (`login_failure`), so every app process
+  shares the count: 10 per address or 5 per account within 15 minutes block further
+  attempts (429 with `Retry-After`) until the oldest of them is 15 minutes old; a right
+  password resets the account's count. An unknown username costs a hash check too.
 
-Without a password the middleware passes everything through untouched.
-
-Modules: `tokens` (secret, key, signed sessions), `rate_limit`, `paths` (public paths, safe
-`next`), `page` (the login page, from `login.html`), `gate` (the middleware) and
-`request_helpers` (what it reads from a request). Callers import
-from `agent_chat.auth`; the names below are the package's API.
+Modules: `gate` (the middleware), `routes` (login, setup, logout), `store` (the database
+calls, through the `Storage` the app module gives), `websocket` (a socket that ends with its
+session), `rate_limit`, `paths` (public paths, safe `next`), `page` (the pages, from
+`login.html`, `setup.html`, `page.css`) and `request_helpers`. Callers import from
+`agent_chat.auth`; the names below are the package's API.
 """
 
 from __future__ import annotations
 
 from agent_chat.auth.gate import (
-    COOKIE_NAME,
-    LoginConfig,
+    SCOPE_USER_KEY,
+    GateConfig,
     LoginGate,
-    login_gate,
     login_gate_with,
 )
-from agent_chat.auth.page import login_page
+from agent_chat.auth.page import login_page, setup_page
 from agent_chat.auth.paths import (
     BACKEND_PREFIXES,
     LOGIN_API,
     LOGIN_PAGE,
+    LOGOUT_ALL_API,
     LOGOUT_API,
     PUBLIC_PATHS,
     PUBLIC_PREFIXES,
+    SETUP_PAGE,
     STATIC_SUFFIXES,
     is_public,
     login_url,
@@ -54,19 +61,13 @@ from agent_chat.auth.paths import (
 )
 from agent_chat.auth.rate_limit import (
     FAILURE_WINDOW_SECONDS,
-    MAX_FAILURES,
-    LoginRateLimiter,
+    MAX_FAILURES_PER_ACCOUNT,
+    MAX_FAILURES_PER_ADDRESS,
+    RateLimits,
     rate_limit_message,
 )
 from agent_chat.auth.request_helpers import MAX_LOGIN_BODY_BYTES
-from agent_chat.auth.tokens import (
-    SECRET_FILE_NAME,
-    derive_key,
-    load_or_create_secret,
-    session_expiry,
-    sign_session,
-    verify_session,
-)
+from agent_chat.auth.routes import COOKIE_NAME
 
 __all__ = [
     "BACKEND_PREFIXES",
@@ -74,26 +75,24 @@ __all__ = [
     "FAILURE_WINDOW_SECONDS",
     "LOGIN_API",
     "LOGIN_PAGE",
+    "LOGOUT_ALL_API",
     "LOGOUT_API",
-    "MAX_FAILURES",
+    "MAX_FAILURES_PER_ACCOUNT",
+    "MAX_FAILURES_PER_ADDRESS",
     "MAX_LOGIN_BODY_BYTES",
     "PUBLIC_PATHS",
     "PUBLIC_PREFIXES",
-    "SECRET_FILE_NAME",
+    "SCOPE_USER_KEY",
+    "SETUP_PAGE",
     "STATIC_SUFFIXES",
-    "LoginConfig",
+    "GateConfig",
     "LoginGate",
-    "LoginRateLimiter",
-    "derive_key",
+    "RateLimits",
     "is_public",
-    "load_or_create_secret",
-    "login_gate",
     "login_gate_with",
     "login_page",
     "login_url",
     "rate_limit_message",
     "safe_next",
-    "session_expiry",
-    "sign_session",
-    "verify_session",
+    "setup_page",
 ]

@@ -1,5 +1,5 @@
-"""The login page: `login.html` (self-contained, no scripts) filled in and sent with strict
-headers."""
+"""The login and first-administrator pages: `login.html` and `setup.html` (self-contained, no
+scripts, one stylesheet `page.css`) filled in and sent with strict headers."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ from starlette.responses import HTMLResponse
 
 from agent_chat.auth.paths import safe_next
 
-# Read once at import: a missing template fails at start-up, not at the first login. It has
-# three placeholders ($next, $invalid, $error); a literal dollar sign in it must be `$$`.
-_LOGIN_HTML = Template(Path(__file__).with_name("login.html").read_text(encoding="utf-8"))
+_HERE = Path(__file__).parent
+# Read once at import: a missing template fails at start-up, not at the first login. A
+# literal dollar sign in a template must be `$$`.
+_STYLE = (_HERE / "page.css").read_text(encoding="utf-8")
+_LOGIN_HTML = Template((_HERE / "login.html").read_text(encoding="utf-8"))
+_SETUP_HTML = Template((_HERE / "setup.html").read_text(encoding="utf-8"))
 
 _PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -27,13 +30,50 @@ _PAGE_HEADERS = {
 }
 
 
-def login_page(*, next_path: str = "/", error: str = "", status_code: int = 200) -> HTMLResponse:
+def _invalid(error: str, described_by: str) -> str:
+    return f' aria-invalid="true" aria-describedby="{described_by}"' if error else ""
+
+
+def login_page(
+    *, next_path: str = "/", error: str = "", username: str = "", status_code: int = 200
+) -> HTMLResponse:
     # `substitute`, not `safe_substitute`: a stray `$` in the template raises instead of
-    # shipping half-filled HTML. Values from the request are escaped: `next` lands in an
-    # attribute (so quotes too), `error` in text; `invalid` is one of two constants.
+    # shipping half-filled HTML. Values from the request are escaped (quotes too: they land
+    # in attributes); `invalid` and the focus attributes are constants.
     body = _LOGIN_HTML.substitute(
+        style=_STYLE,
         next=html.escape(safe_next(next_path), quote=True),
-        invalid=' aria-invalid="true" aria-describedby="login-error"' if error else "",
+        username=html.escape(username[:64], quote=True),
+        # The field to type in first: the password when the username is known.
+        focus_username="" if username else "autofocus",
+        focus_password="autofocus" if username else "",
+        invalid=_invalid(error, "login-error"),
         error=html.escape(error),
+    )
+    return HTMLResponse(body, status_code=status_code, headers=_PAGE_HEADERS)
+
+
+SETUP_FIELDS = ("username", "display_name", "password")
+
+
+def setup_page(
+    *,
+    error: str = "",
+    invalid: frozenset[str] = frozenset(),
+    username: str = "",
+    display_name: str = "",
+    status_code: int = 200,
+) -> HTMLResponse:
+    """The first-administrator form; `invalid` names the fields the error is about."""
+    marks = {
+        f"invalid_{name}": _invalid("x" if name in invalid else "", "setup-error")
+        for name in SETUP_FIELDS
+    }
+    body = _SETUP_HTML.substitute(
+        style=_STYLE,
+        username=html.escape(username[:64], quote=True),
+        display_name=html.escape(display_name[:100], quote=True),
+        error=html.escape(error),
+        **marks,
     )
     return HTMLResponse(body, status_code=status_code, headers=_PAGE_HEADERS)

@@ -8,6 +8,9 @@ from urllib.parse import quote, urlsplit
 LOGIN_PAGE = "/login"
 LOGIN_API = "/api/login"
 LOGOUT_API = "/api/logout"
+LOGOUT_ALL_API = "/api/logout-all"  # every session of the signed-in user
+SETUP_PAGE = "/setup"  # the first administrator, while there is no user (404 after)
+GATE_PATHS = frozenset({LOGIN_PAGE, LOGIN_API, LOGOUT_API, LOGOUT_ALL_API, SETUP_PAGE})
 
 # Health checks and static files hold no conversation data.
 PUBLIC_PATHS = frozenset({"/ping", "/_health", "/favicon.ico", "/robots.txt"})
@@ -35,7 +38,7 @@ def safe_next(raw: str | None) -> str:
     parts = urlsplit(raw)
     if parts.scheme or parts.netloc:
         return "/"
-    if parts.path == LOGIN_PAGE or parts.path.startswith(BACKEND_PREFIXES):
+    if parts.path in (LOGIN_PAGE, SETUP_PAGE) or parts.path.startswith(BACKEND_PREFIXES):
         return "/"
     return raw
 

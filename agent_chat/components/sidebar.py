@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat import routes
+from agent_chat.components.account import account_footer
 from agent_chat.components.common import tid
 from agent_chat.components.folders import (
     folder_block,
@@ -15,7 +16,6 @@ from agent_chat.components.folders import (
 )
 from agent_chat.components.search_results import search_results
 from agent_chat.components.share import import_button, share_menu_item
-from agent_chat.config import load_settings
 from agent_chat.rows import FolderRow, SessionRow
 from agent_chat.state.search import SearchState
 from agent_chat.state.sidebar import SidebarState
@@ -149,30 +149,6 @@ def session_item(row: SessionRow) -> rx.Component:
             custom_attrs={"data-testid": "session-item", "data-session-id": row["uuid"]},
         ),
     )
-
-
-def _logout() -> list[rx.Component]:
-    """The "Log out" button when a password protects the app (agent_chat/auth/), else none.
-
-    Decided when the pages compile (`reflex run` reads the same environment as the app).
-    """
-    if not load_settings().password:
-        return []
-    script = (
-        "fetch('/api/logout', {method: 'POST', credentials: 'same-origin'})"
-        ".finally(() => window.location.assign('/login'))"
-    )
-    return [
-        rx.button(
-            rx.icon("log-out", size=14),
-            "Log out",
-            variant="ghost",
-            size="1",
-            color_scheme="gray",
-            on_click=rx.call_script(script),
-            custom_attrs=tid("logout"),
-        )
-    ]
 
 
 def _section_label(text: str) -> rx.Component:
@@ -322,7 +298,7 @@ def sidebar() -> rx.Component:
             align="center",
             width="100%",
         ),
-        *_logout(),
+        account_footer(),
         class_name="sidebar",
         spacing="3",
     )

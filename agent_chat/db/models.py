@@ -262,3 +262,67 @@ class ShareLink(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     expires_at: datetime | None = Field(default=None, sa_type=DateTime)
     revoked_at: datetime | None = Field(default=None, sa_type=DateTime)
+
+
+class UserRole(StrEnum):
+    ADMIN = "admin"
+    MEMBER = "member"
+
+
+class AppUser(SQLModel, table=True):
+    """A person who signs in (`user` is reserved in PostgreSQL). `username` is stored
+    lower-cased; only an argon2 hash of the password is kept (db/passwords.py)."""
+
+    __tablename__ = "app_user"
+    __table_args__ = (
+        UniqueConstraint("username", name="uq_app_user_username"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    username: str
+    display_name: str
+    password_hash: str
+    role: str = UserRole.MEMBER.value
+    disabled: bool = False
+    password_changed_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    last_login_at: datetime | None = Field(default=None, sa_type=DateTime)
+
+
+class AuthSession(SQLModel, table=True):
+    """A signed-in browser: only the SHA-256 of the cookie's token is stored. Ended by
+    `revoked_at` (log out, a new password, a disabled user) or by `expires_at`."""
+
+    __tablename__ = "auth_session"
+    __table_args__ = (
+        UniqueConstraint("token_hash", name="uq_auth_session_token_hash"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="app_user.id", ondelete="CASCADE", index=True)
+    token_hash: str
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    last_seen_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    expires_at: datetime = Field(sa_type=DateTime)
+    revoked_at: datetime | None = Field(default=None, sa_type=DateTime)
+    user_agent: str = ""
+    address: str = ""
+
+
+class LoginFailure(SQLModel, table=True):
+    """A wrong password: counted per address and per username over a window, in the
+    database so that every app process sees the same count (auth/rate_limit.py)."""
+
+    __tablename__ = "login_failure"
+    __table_args__ = (
+        Index("ix_login_failure_address_at", "address", "at"),
+        Index("ix_login_failure_username_at", "username", "at"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    address: str
+    username: str
+    at: datetime = Field(default_factory=utcnow, sa_type=DateTime)

@@ -15,15 +15,15 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from agent_chat.api.bearer import bearer_check
-from agent_chat.auth import LoginConfig, LoginGate, derive_key
-from agent_chat.db import api_tokens
+from agent_chat.auth import GateConfig, LoginGate
+from agent_chat.db import api_tokens, users
 from agent_chat.db.engine import open_session
 from agent_chat.db.errors import ValidationFailed
 from agent_chat.db.models import ApiToken, utcnow
 from agent_chat.protocol.log_codec import LogRow, event_to_row, merge_rows, text_after
 from agent_chat.runs.storage import Storage
 
-CONFIG = LoginConfig(password="pw", key=derive_key("s", "pw"), session_seconds=3600)
+CONFIG = GateConfig(session_seconds=3600)
 
 
 def test_a_token_is_stored_as_a_hash_verified_and_revoked(engine: Engine) -> None:
@@ -62,8 +62,14 @@ async def test_the_gate_lets_a_valid_bearer_token_into_the_api_only(engine: Engi
     storage = Storage(engine)
     with open_session(engine) as session:
         token = api_tokens.create_token(session=session, name="script").token
+        users.create_user(session=session, username="admin", password="12345678")
     inner = Starlette(routes=[Route("/api/models", _ok), Route("/chat/x", _ok)])
-    gate = LoginGate(inner, config_loader=lambda: CONFIG, bearer=bearer_check(lambda: storage))
+    gate = LoginGate(
+        inner,
+        storage=lambda: storage,
+        config_loader=lambda: CONFIG,
+        bearer=bearer_check(lambda: storage),
+    )
     transport = httpx.ASGITransport(app=gate)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         bearer = {"Authorization": f"Bearer {token}"}

@@ -1,9 +1,10 @@
-"""Shared by the login tests: a fixed key and config, a settable clock, and the gate in front
-of a small Starlette app standing in for Reflex."""
+"""Shared by the gate tests: a settable clock, a database with an administrator, and the
+gate in front of a small Starlette app standing in for Reflex."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -12,10 +13,15 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 
-from agent_chat.auth import LoginConfig, LoginGate, LoginRateLimiter, derive_key
+from agent_chat.auth import GateConfig, LoginGate
+from agent_chat.db import users
+from agent_chat.runs.storage import Storage
+from tests.support.accounts import use_cheap_hashes
 
-KEY = derive_key("a-secret", "hunter2")
 HOUR = 3600.0
+USERNAME = "alice"
+PASSWORD = "hunter2-but-longer"
+CONFIG = GateConfig(session_seconds=12 * HOUR)
 
 
 class Clock:
@@ -24,6 +30,11 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+@pytest.fixture(autouse=True)
+def _cheap_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_cheap_hashes(monkeypatch)
 
 
 # --- the gate, in front of a stand-in for Reflex ------------------------------------------------
@@ -67,14 +78,17 @@ def _api() -> FastAPI:
     return api
 
 
-def _gated(config: LoginConfig | None, clock: Clock, limiter: LoginRateLimiter | None = None):
+def _gated(storage: Storage, clock: Clock, config: GateConfig = CONFIG, **kwargs: Any) -> LoginGate:
     """Mounted the way Reflex applies `api_transformer=[api, login_gate]`."""
     api = _api()
     api.mount("", _stand_in_app())
-    return LoginGate(api, config_loader=lambda: config, limiter=limiter, clock=clock)
+    return LoginGate(
+        api, storage=lambda: storage, config_loader=lambda: config, clock=clock, **kwargs
+    )
 
 
-CONFIG = LoginConfig(password="hunter2", key=KEY, session_seconds=12 * HOUR)
+def add_user(storage: Storage, username: str = USERNAME, password: str = PASSWORD, **kw: Any):
+    return storage.call_sync(users.create_user, username=username, password=password, **kw)
 
 
 @pytest.fixture
@@ -83,11 +97,27 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=_gated(CONFIG, clock), client=("10.0.0.7", 5555))
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+def alice(storage: Storage):
+    return add_user(storage, role=users.UserRole.ADMIN)
+
+
+def client_for(gate: LoginGate, address: str = "10.0.0.7", base: str = "http://testserver"):
+    transport = httpx.ASGITransport(app=gate, client=(address, 5555))
+    return httpx.AsyncClient(transport=transport, base_url=base)
+
+
+@pytest.fixture
+async def client(storage: Storage, clock: Clock, alice) -> AsyncIterator[httpx.AsyncClient]:
+    async with client_for(_gated(storage, clock)) as client:
         yield client
 
 
-async def _log_in(client: httpx.AsyncClient, next_path: str = "/") -> httpx.Response:
-    return await client.post("/api/login", data={"password": "hunter2", "next": next_path})
+async def _log_in(
+    client: httpx.AsyncClient,
+    next_path: str = "/",
+    username: str = USERNAME,
+    password: str = PASSWORD,
+) -> httpx.Response:
+    return await client.post(
+        "/api/login", data={"username": username, "password": password, "next": next_path}
+    )

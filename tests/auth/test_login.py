@@ -1,16 +1,16 @@
-"""The login routes through the gate (agent_chat/auth/gate.py, page.py): the page and its
-escaping, the cookie a right password sets, wrong passwords and their limit, JSON login,
-logout."""
+"""The login routes through the gate (agent_chat/auth/routes.py, page.py): the page and its
+escaping, the cookie a right password sets, wrong passwords, disabled accounts, JSON login,
+logout and logout everywhere."""
 
 from __future__ import annotations
 
 import httpx
 
-from agent_chat.auth import (
-    COOKIE_NAME,
-    LoginRateLimiter,
-)
-from tests.auth.conftest import CONFIG, Clock, _gated, _log_in
+from agent_chat.auth import COOKIE_NAME
+from agent_chat.auth.store import as_datetime
+from agent_chat.db import auth_sessions, users
+from agent_chat.runs.storage import Storage
+from tests.auth.conftest import PASSWORD, Clock, _gated, _log_in, add_user, client_for
 
 
 async def test_the_login_page_has_the_form(client: httpx.AsyncClient) -> None:
@@ -18,30 +18,40 @@ async def test_the_login_page_has_the_form(client: httpx.AsyncClient) -> None:
     assert response.status_code == 200
     assert response.headers["cache-control"] == "no-store"
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
-    for test_id in ("login-password", "login-submit", "login-error"):
+    for test_id in ("login-username", "login-password", "login-submit", "login-error"):
         assert f'data-testid="{test_id}"' in response.text
     assert 'name="next" value="/chat/abc"' in response.text
-    assert '<label for="password">' in response.text
+    assert '<label for="username">' in response.text and '<label for="password">' in response.text
 
 
-async def test_the_login_page_escapes_next(client: httpx.AsyncClient) -> None:
+async def test_the_login_page_escapes_next_and_the_username(client: httpx.AsyncClient) -> None:
     response = await client.get('/login?next=/chat/"><script>alert(1)</script>')
     assert "<script>" not in response.text
     assert "&quot;&gt;&lt;script&gt;" in response.text
+    response = await client.post(
+        "/login", data={"username": '"><script>x</script>', "password": "nope"}
+    )
+    assert "<script>x" not in response.text
 
 
 async def test_the_right_password_sets_a_cookie_and_redirects_to_next(
-    client: httpx.AsyncClient, clock: Clock
+    client: httpx.AsyncClient, storage: Storage, clock: Clock, alice
 ) -> None:
-    response = await _log_in(client, "/chat/abc")
+    response = await _log_in(client, "/chat/abc", username="  Alice ")
     assert response.status_code == 303
     assert response.headers["location"] == "/chat/abc"
     cookie = response.headers["set-cookie"]
     assert cookie.startswith(f"{COOKIE_NAME}=")
     assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Max-Age=43200" in cookie
     assert "Secure" not in cookie  # plain http here; https gets Secure
-    assert (await client.get("/chat/abc")).text == "<h1>the chat page</h1>"
-    assert (await client.get("/api/chat/sessions/x/export")).json() == {"secret conversation": "x"}
+    token = client.cookies[COOKIE_NAME]
+    assert len(token) == 43
+    # Only the token's hash is stored.
+    now = as_datetime(clock.now)
+    (row,) = storage.call_sync(auth_sessions.list_user_sessions, user_id=alice.id, now=now)
+    assert row.token_hash != token and len(row.token_hash) == 64
+    assert row.address == "10.0.0.7"
+    assert storage.call_sync(users.get_user, user_id=alice.id).last_login_at is not None
     # Logged in, /login goes straight on.
     assert (await client.get("/login?next=/chat/z")).headers["location"] == "/chat/z"
 
@@ -49,67 +59,57 @@ async def test_the_right_password_sets_a_cookie_and_redirects_to_next(
 async def test_the_page_form_posts_to_login_itself(client: httpx.AsyncClient) -> None:
     page = await client.get("/login")
     assert '<form method="post" action="/login">' in page.text
-    response = await client.post("/login", data={"password": "hunter2", "next": "/chat/q"})
+    data = {"username": "alice", "password": PASSWORD, "next": "/chat/q"}
+    response = await client.post("/login", data=data)
     assert response.status_code == 303
     assert response.headers["location"] == "/chat/q"
     assert (await client.get("/api/login")).status_code == 405
 
 
 async def test_login_refuses_an_open_redirect(client: httpx.AsyncClient) -> None:
-    for evil in ("https://evil.example/", "//evil.example", "/\\evil.example"):
+    for evil in ("https://evil.example/", "//evil.example", "/\\evil.example", "/setup"):
         response = await _log_in(client, evil)
         assert response.status_code == 303
         assert response.headers["location"] == "/"
 
 
-async def test_a_wrong_password_shows_the_error(client: httpx.AsyncClient) -> None:
-    response = await client.post("/api/login", data={"password": "nope", "next": "/chat/abc"})
-    assert response.status_code == 401
-    assert "set-cookie" not in response.headers
-    assert 'data-testid="login-error">Wrong password.</p>' in response.text
-    assert 'aria-invalid="true"' in response.text
-    assert 'name="next" value="/chat/abc"' in response.text  # kept for the next try
-
-
-async def test_the_sixth_wrong_password_is_rate_limited_even_if_right(
-    client: httpx.AsyncClient, clock: Clock
+async def test_a_wrong_password_or_unknown_user_shows_the_same_error(
+    client: httpx.AsyncClient,
 ) -> None:
-    for _ in range(5):
-        assert (await client.post("/api/login", data={"password": "x"})).status_code == 401
-    response = await client.post("/api/login", data={"password": "x"})
-    assert response.status_code == 429
-    assert response.headers["retry-after"] == "900"
-    assert "Too many wrong passwords. Try again in 15 minutes." in response.text
-    # While blocked even the right password is refused (no guessing through the block).
-    assert (await _log_in(client)).status_code == 429
-    clock.now += 15 * 60  # the limiter has its own monotonic clock: not moved by this
-    assert (await _log_in(client)).status_code == 429
+    for username, password in (("alice", "nope"), ("nobody", PASSWORD), ("bad name!", "x")):
+        response = await client.post(
+            "/api/login", data={"username": username, "password": password, "next": "/chat/abc"}
+        )
+        assert response.status_code == 401
+        assert "set-cookie" not in response.headers
+        assert 'data-testid="login-error">Wrong username or password.</p>' in response.text
+        assert 'aria-invalid="true"' in response.text
+        assert 'name="next" value="/chat/abc"' in response.text  # kept for the next try
+    assert (
+        'value="alice"'
+        in (await client.post("/login", data={"username": "alice", "password": "x"})).text
+    )
 
 
-async def test_the_limit_passes_with_the_window(clock: Clock) -> None:
-    limiter_clock = Clock(0)
-    limiter = LoginRateLimiter(clock=limiter_clock)
-    transport = httpx.ASGITransport(app=_gated(CONFIG, clock, limiter), client=("1.1.1.1", 1))
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        for _ in range(5):
-            await client.post("/api/login", data={"password": "x"})
-        limiter_clock.now = 14 * 60
-        response = await client.post("/api/login", data={"password": "x"})
-        assert response.status_code == 429
-        assert "Try again in 1 minute." in response.text
-        assert response.headers["retry-after"] == "60"
-        limiter_clock.now = 15 * 60 + 1
-        assert (await _log_in(client)).status_code == 303
-        # The right password reset the count: five more wrong ones before the next block.
-        for _ in range(5):
-            assert (await client.post("/api/login", data={"password": "x"})).status_code == 401
+async def test_a_disabled_user_cannot_sign_in(
+    client: httpx.AsyncClient, storage: Storage, alice
+) -> None:
+    storage.call_sync(users.set_disabled, user_id=alice.id, disabled=True)
+    response = await _log_in(client)
+    assert response.status_code == 403
+    assert "This account is disabled." in response.text
+    assert COOKIE_NAME not in client.cookies
+    wrong = await client.post("/api/login", data={"username": "alice", "password": "x"})
+    assert wrong.status_code == 401
 
 
 async def test_json_login_for_scripts(client: httpx.AsyncClient) -> None:
-    response = await client.post("/api/login", json={"password": "nope"})
+    response = await client.post("/api/login", json={"username": "alice", "password": "nope"})
     assert response.status_code == 401
-    assert response.json() == {"detail": "Wrong password."}
-    response = await client.post("/api/login", json={"password": "hunter2", "next": "/chat/a"})
+    assert response.json() == {"detail": "Wrong username or password."}
+    response = await client.post(
+        "/api/login", json={"username": "alice", "password": PASSWORD, "next": "/chat/a"}
+    )
     assert response.json() == {"ok": True, "next": "/chat/a"}
     assert (await client.get("/api/chat/sessions/y/export")).status_code == 200
 
@@ -122,17 +122,41 @@ async def test_malformed_or_huge_login_bodies_are_400(client: httpx.AsyncClient)
     assert (await client.post("/api/login", data=huge)).status_code == 400
 
 
-async def test_logout_clears_the_cookie(client: httpx.AsyncClient) -> None:
+async def test_logout_ends_the_session_for_real(client: httpx.AsyncClient) -> None:
     await _log_in(client)
+    token = client.cookies[COOKIE_NAME]
     response = await client.post("/api/logout")
     assert response.status_code == 303
     assert response.headers["location"] == "/login"
     assert f'{COOKIE_NAME}=""' in response.headers["set-cookie"]
     assert (await client.get("/chat/abc")).status_code == 303
+    # A copy of the cookie is worth nothing now: the session is revoked, not just forgotten.
+    client.cookies.set(COOKIE_NAME, token)
+    assert (await client.get("/chat/abc")).status_code == 303
     assert (await client.get("/api/logout")).status_code == 405
 
 
-async def test_https_cookies_are_secure(clock: Clock) -> None:
-    transport = httpx.ASGITransport(app=_gated(CONFIG, clock))
-    async with httpx.AsyncClient(transport=transport, base_url="https://testserver") as client:
+async def test_logout_everywhere_ends_every_session_of_the_user(
+    storage: Storage, clock: Clock, alice
+) -> None:
+    add_user(storage, "bob", "bobs-password-1")
+    gate = _gated(storage, clock)
+    async with (
+        client_for(gate) as laptop,
+        client_for(gate, "10.0.0.8") as phone,
+        client_for(gate) as bob,
+    ):
+        await _log_in(laptop)
+        await _log_in(phone)
+        await _log_in(bob, username="bob", password="bobs-password-1")
+        response = await phone.post("/api/logout-all", headers={"accept": "application/json"})
+        assert response.json() == {"ok": True}
+        assert (await laptop.get("/chat/abc")).status_code == 303
+        assert (await phone.get("/chat/abc")).status_code == 303
+        assert (await bob.get("/chat/abc")).status_code == 200  # someone else's stays
+        assert (await phone.post("/api/logout-all")).status_code == 401
+
+
+async def test_https_cookies_are_secure(storage: Storage, clock: Clock, alice) -> None:
+    async with client_for(_gated(storage, clock), base="https://testserver") as client:
         assert "Secure" in (await _log_in(client)).headers["set-cookie"]

@@ -8,14 +8,14 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
-from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine
 from sqlmodel import SQLModel, select
 
-from agent_chat.db.engine import ALEMBIC_INI, PROJECT_ROOT, make_engine, migrate, open_session
+from agent_chat.db.engine import make_engine, migrate, open_session
 from agent_chat.db.models import ChatSession
 from agent_chat.db.search_schema import include_object
+from tests.support.databases import alembic_config
 
 TABLES = {"chat_session", "chat_message", "chat_message_log", "run_pause", "model_config"}
 
@@ -88,11 +88,7 @@ def test_open_session_commits_on_success_and_rolls_back_on_error(engine: Engine)
 
 def test_alembic_downgrade_to_base_and_upgrade_again(empty_db_url: str) -> None:
     migrate(empty_db_url)
-    config = Config(str(ALEMBIC_INI))
-    config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
-    config.set_main_option("sqlalchemy.url", empty_db_url)
-    config.attributes["configure_logging"] = False
-    command.downgrade(config, "base")
+    command.downgrade(alembic_config(empty_db_url), "base")
     engine = make_engine(empty_db_url)
     assert not TABLES & set(sa.inspect(engine).get_table_names())
     engine.dispose()

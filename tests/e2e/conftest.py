@@ -46,7 +46,8 @@ def browser():
 
 @pytest.fixture
 def page(browser, stack: Stack, request: pytest.FixtureRequest):
-    with fresh_page(browser, request) as page:
+    """A new browser context, signed in as the stack's administrator."""
+    with fresh_page(browser, request, stack) as page:
         yield page
 
 

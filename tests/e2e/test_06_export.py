@@ -37,8 +37,9 @@ def test_export_buttons_download_markdown_and_json(page: Page, stack: Stack) -> 
 def test_export_of_an_unknown_session_is_a_clear_404(stack: Stack) -> None:
     import httpx
 
-    response = httpx.get(f"{stack.url}/api/chat/sessions/nope/export?format=md")
+    headers = stack.auth_headers
+    response = httpx.get(f"{stack.url}/api/chat/sessions/nope/export?format=md", headers=headers)
     assert response.status_code == 404
     assert "does not exist" in response.json()["detail"]
-    response = httpx.get(f"{stack.url}/api/chat/sessions/nope/export?format=pdf")
+    response = httpx.get(f"{stack.url}/api/chat/sessions/nope/export?format=pdf", headers=headers)
     assert response.status_code == 422

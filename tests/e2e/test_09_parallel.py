@@ -70,7 +70,9 @@ def test_a_run_finished_out_of_sight_is_unread_until_opened(page: Page, stack: S
 def test_two_tabs_on_one_conversation_both_follow_it_live(page: Page, stack: Stack) -> None:
     ensure_fake_model(page, stack)
     open_stored_chat(page, stack)  # the second tab opens the same (stored) conversation
-    second = page.context.browser.new_context().new_page()
+    second_context = page.context.browser.new_context()
+    stack.sign_in(second_context)
+    second = second_context.new_page()
     try:
         second.goto(page.url)
         expect(second.get_by_test_id("composer-input")).to_be_editable()

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 
 def test_a_run_started_over_http_shows_live_in_an_open_tab(chat: Page, stack: Stack) -> None:
     page = chat
-    with httpx.Client(base_url=stack.url, timeout=60) as client:
+    with httpx.Client(base_url=stack.url, headers=stack.auth_headers, timeout=60) as client:
         # A conversation made over HTTP, open in the tab.
         session_id = new_session(client)
         page.goto(f"{stack.url}/chat/{session_id}")

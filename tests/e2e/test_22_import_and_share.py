@@ -67,7 +67,9 @@ def test_import_a_file_then_share_it_with_an_anonymous_reader(
 ) -> None:
     source = _export_file(tmp_path)
     _add_keyed_model(stack)
-    other = httpx.post(f"{stack.url}/api/chat/sessions", json={"title": OTHER_TITLE})
+    other = httpx.post(
+        f"{stack.url}/api/chat/sessions", json={"title": OTHER_TITLE}, headers=stack.auth_headers
+    )
     assert other.status_code == 201
 
     page.goto(f"{stack.url}/settings/models")

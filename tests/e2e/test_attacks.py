@@ -83,7 +83,7 @@ def foreign() -> Iterator[ForeignSite]:
 def session_uuid(stack: Stack) -> str:
     """A real conversation, made the way the page makes one (own origin)."""
     ensure_fake_model(None, stack)  # the first message needs a model to be accepted
-    path = replay_new_session(event_url(stack.url), origin=stack.url)
+    path = replay_new_session(event_url(stack.url), origin=stack.url, cookie=stack.session_cookie)
     return path.rsplit("/", 1)[1]
 
 
@@ -101,7 +101,7 @@ def _app_log(stack: Stack) -> Path:
 )
 def test_a_foreign_origin_websocket_and_polling_are_refused(stack: Stack, origin: str) -> None:
     origin = origin.format(port=stack.app_port)
-    assert handshake(event_url(stack.url), origin=origin) == 403
+    assert handshake(event_url(stack.url), origin=origin, cookie=stack.session_cookie) == 403
     polling = httpx.get(
         f"{stack.url}/_event/?EIO=4&transport=polling", headers={"Origin": origin}, timeout=10
     )
@@ -109,8 +109,8 @@ def test_a_foreign_origin_websocket_and_polling_are_refused(stack: Stack, origin
     assert "access-control-allow-origin" not in polling.headers
     assert wait_for_log(_app_log(stack), f"refused a request from origin {origin!r} (/_event/)")
     # The control: the app's own origin (and a script sending none) gets the websocket.
-    assert handshake(event_url(stack.url), origin=stack.url) == 101
-    assert handshake(event_url(stack.url), origin=None) == 101
+    assert handshake(event_url(stack.url), origin=stack.url, cookie=stack.session_cookie) == 101
+    assert handshake(event_url(stack.url), origin=None, cookie=stack.session_cookie) == 101
 
 
 def test_replayed_frames_create_a_conversation_only_from_the_apps_own_origin(
@@ -120,12 +120,14 @@ def test_replayed_frames_create_a_conversation_only_from_the_apps_own_origin(
     db_url = stack.db_url
     before = session_uuids(db_url)
     # The control: the frames a page sends create a conversation from the app's own origin.
-    path = replay_new_session(event_url(stack.url), origin=stack.url)
+    path = replay_new_session(event_url(stack.url), origin=stack.url, cookie=stack.session_cookie)
     created = path.rsplit("/", 1)[1]
     assert session_uuids(db_url) == before | {created}
     # A foreign origin cannot send one frame: the handshake itself is refused.
     with pytest.raises(InvalidStatus) as refused:
-        replay_new_session(event_url(stack.url), origin="http://evil.example")
+        replay_new_session(
+            event_url(stack.url), origin="http://evil.example", cookie=stack.session_cookie
+        )
     assert refused.value.response.status_code == 403
     time.sleep(1)
     assert session_uuids(db_url) == before | {created}
@@ -200,16 +202,21 @@ def test_a_rebinding_host_is_refused_by_the_app_and_the_bridge(
     paths += ["/ping", "/_event/?EIO=4&transport=polling"]
     rebound = f"attacker.example:{stack.app_port}"
     for path in paths:
-        response = httpx.get(f"{stack.url}{path}", headers={"Host": rebound}, timeout=10)
+        headers = {"Host": rebound, **stack.auth_headers}  # even signed in
+        response = httpx.get(f"{stack.url}{path}", headers=headers, timeout=10)
         assert response.status_code == 400, (path, response.status_code, response.text[:200])
         assert session_uuid not in response.text
     # The websocket: refused at its handshake (an ASGI app closing before accepting gets
     # 403, the server's answer to a refused handshake; there is no way to say 400 there).
-    assert raw_handshake(stack.app_port, rebound) == 403
-    assert raw_handshake(stack.app_port, f"127.0.0.1:{stack.app_port}") == 101
+    assert raw_handshake(stack.app_port, rebound, cookie=stack.session_cookie) == 403
+    assert (
+        raw_handshake(stack.app_port, f"127.0.0.1:{stack.app_port}", cookie=stack.session_cookie)
+        == 101
+    )
     # The control: this machine's names are served.
     for host in (f"127.0.0.1:{stack.app_port}", f"localhost:{stack.app_port}"):
-        assert httpx.get(f"{stack.url}/", headers={"Host": host}, timeout=10).status_code == 200
+        own = httpx.get(f"{stack.url}/", headers={"Host": host, **stack.auth_headers}, timeout=10)
+        assert own.status_code == 200
 
     bridge = f"http://127.0.0.1:{stack.bridge_port}"
     for path, host in [("/memory", "attacker.example"), ("/health", "attacker.example:80")]:
@@ -230,6 +237,7 @@ def test_the_apps_own_page_works_on_localhost(page: Page, stack: Stack) -> None:
     sockets: list[str] = []
     page.on("websocket", lambda ws: sockets.append(ws.url))
     at_localhost = SimpleNamespace(url=f"http://localhost:{stack.app_port}")
+    stack.sign_in(page.context, at_localhost.url)  # cookies are per host name
     new_chat(page, at_localhost)
     assert page.url == f"http://localhost:{stack.app_port}/chat"
     send(page, "Hello from localhost")
@@ -246,7 +254,7 @@ def test_the_page_cannot_be_framed(
     page: Page, stack: Stack, foreign: ForeignSite, session_uuid: str
 ) -> None:
     for path in ("/", f"/chat/{session_uuid}", "/settings/models/"):
-        response = httpx.get(f"{stack.url}{path}", timeout=10)
+        response = httpx.get(f"{stack.url}{path}", headers=stack.auth_headers, timeout=10)
         assert response.status_code == 200, path
         assert "frame-ancestors 'none'" in response.headers["content-security-policy"], path
         assert response.headers["x-frame-options"] == "DENY", path

@@ -153,7 +153,7 @@ def public(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace
 @pytest.fixture
 def page(browser: Browser, public: SimpleNamespace, request: pytest.FixtureRequest):
     """A fresh browser context for each test (this module's stack, not the session's)."""
-    with fresh_page(browser, request) as page:
+    with fresh_page(browser, request, public.stack) as page:
         yield page
 
 
@@ -186,12 +186,15 @@ def test_only_the_configured_origin_is_let_in(page: Page, public: SimpleNamespac
     elsewhere = f"http://127.0.0.1:{free_port()}"
     # Straight to the app (Host 127.0.0.1:<app port>): the proxy's origin is not the app's
     # own, it is let in because it is configured; another origin of this machine is not.
-    assert handshake(event_url(stack.url), origin=proxy.url) == 101
-    assert handshake(event_url(stack.url), origin=elsewhere) == 403
+    assert handshake(event_url(stack.url), origin=proxy.url, cookie=stack.session_cookie) == 101
+    assert handshake(event_url(stack.url), origin=elsewhere, cookie=stack.session_cookie) == 403
     # Through the proxy (Host rewritten): the same.
-    assert handshake(event_url(proxy.url), origin=proxy.url) == 101
-    assert handshake(event_url(proxy.url), origin=elsewhere) == 403
-    assert handshake(event_url(proxy.url), origin="http://evil.example") == 403
+    assert handshake(event_url(proxy.url), origin=proxy.url, cookie=stack.session_cookie) == 101
+    assert handshake(event_url(proxy.url), origin=elsewhere, cookie=stack.session_cookie) == 403
+    assert (
+        handshake(event_url(proxy.url), origin="http://evil.example", cookie=stack.session_cookie)
+        == 403
+    )
     # And the page behind the proxy can drive the websocket with the frames a page sends.
     page.goto(f"{proxy.url}/settings/models")
     expect(page.get_by_role("heading", name="Models")).to_be_visible()

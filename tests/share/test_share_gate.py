@@ -10,7 +10,8 @@ from starlette.responses import PlainTextResponse
 
 from agent_chat.auth import LoginGate
 from agent_chat.auth.paths import is_share_path
-from tests.auth.conftest import CONFIG, Clock, _stand_in_app
+from agent_chat.runs.storage import Storage
+from tests.auth.conftest import CONFIG, Clock, _stand_in_app, add_user
 
 TOKEN = "AbCdEfGhIjKlMnOpQrStUvWxYz012-_9"
 
@@ -31,8 +32,14 @@ def _app() -> FastAPI:
 
 
 @pytest.fixture
-async def client():
-    gate = LoginGate(_app(), config_loader=lambda: CONFIG, clock=Clock())
+def gate(storage: Storage) -> LoginGate:
+    """The gate with a user in the database (the app is set up: no redirect to /setup)."""
+    add_user(storage)
+    return LoginGate(_app(), storage=lambda: storage, config_loader=lambda: CONFIG, clock=Clock())
+
+
+@pytest.fixture
+async def client(gate: LoginGate):
     transport = httpx.ASGITransport(app=gate)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
         yield client
@@ -72,9 +79,8 @@ def test_the_share_path_rule() -> None:
         assert not is_share_path(path), path
 
 
-async def test_a_websocket_on_a_share_path_is_refused() -> None:
+async def test_a_websocket_on_a_share_path_is_refused(gate: LoginGate) -> None:
     """Only the HTTP page is open: a websocket there needs a session like `/_event`."""
-    gate = LoginGate(_app(), config_loader=lambda: CONFIG, clock=Clock())
     scope = {
         "type": "websocket",
         "path": f"/s/{TOKEN}",
@@ -98,3 +104,11 @@ async def test_a_websocket_on_a_share_path_is_refused() -> None:
 
     await gate(scope, receive, send)
     assert sent == [{"type": "websocket.close", "code": 1008}]
+
+
+async def test_a_share_link_opens_before_the_first_administrator_exists(storage: Storage) -> None:
+    gate = LoginGate(_app(), storage=lambda: storage, config_loader=lambda: CONFIG, clock=Clock())
+    transport = httpx.ASGITransport(app=gate)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        assert (await client.get(f"/s/{TOKEN}")).text == f"shared {TOKEN}"
+        assert (await client.get("/api/chat/sessions")).status_code == 401

@@ -118,7 +118,6 @@ def wait_idle(client: httpx.Client, session_id: str, timeout: float = 60) -> Non
 
 # --- one stack for tests/api and tests/cli ---------------------------------------------------
 
-PASSWORD = "api-test-password"
 _running: dict[str, tuple[Stack, str]] = {}
 
 
@@ -126,15 +125,13 @@ _running: dict[str, tuple[Stack, str]] = {}
 def api_stack_and_token(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Stack, str]]:
-    """The real stack with a password (so every request goes through the login gate with a
-    personal API token), started once for tests/api and tests/cli: both conftests import
-    this fixture, which pytest registers once per folder, so the second returns the first's."""
+    """The real stack (every request goes through the login gate, here with a personal API
+    token), started once for tests/api and tests/cli: both conftests import this fixture,
+    which pytest registers once per folder, so the second returns the first's."""
     if "stack" in _running:
         yield _running["stack"]
         return
-    # A secret of its own keeps the repository's data/ untouched.
-    env = {"AGENT_CHAT_PASSWORD": PASSWORD, "AGENT_CHAT_SECRET": "tests-with-a-password"}
-    with running_stack(tmp_path_factory.mktemp("api"), token_delay=0.01, env=env) as stack:
+    with running_stack(tmp_path_factory.mktemp("api"), token_delay=0.01) as stack:
         ensure_fake_model(None, stack)
         engine = make_engine(stack.db_url)
         try:

@@ -48,16 +48,25 @@ def event_url(base_url: str) -> str:
     return f"{ws}/_event/?token={uuid.uuid4()}&EIO=4&transport=websocket"
 
 
-def handshake(url: str, origin: str | None) -> int:
-    """The HTTP status of a websocket handshake (101 when accepted)."""
+def _cookie(cookie: str | None) -> dict[str, str] | None:
+    return {"Cookie": f"agent_chat_session={cookie}"} if cookie else None
+
+
+def handshake(url: str, origin: str | None, cookie: str | None = None) -> int:
+    """The HTTP status of a websocket handshake (101 when accepted); `cookie` is a session
+    (a browser sends it to a same-site socket whatever page opens it)."""
     try:
-        with connect(url, origin=origin, open_timeout=10) as client:
+        with connect(
+            url, origin=origin, open_timeout=10, additional_headers=_cookie(cookie)
+        ) as client:
             return client.response.status_code
     except InvalidStatus as refused:
         return refused.response.status_code
 
 
-def raw_handshake(port: int, host: str, origin: str | None = None) -> int:
+def raw_handshake(
+    port: int, host: str, origin: str | None = None, cookie: str | None = None
+) -> int:
     """A handshake written by hand, to send a `Host` of our choice (DNS rebinding)."""
     key = base64.b64encode(os.urandom(16)).decode()
     head = (
@@ -65,6 +74,7 @@ def raw_handshake(port: int, host: str, origin: str | None = None) -> int:
         f"Host: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
         + (f"Origin: {origin}\r\n" if origin else "")
+        + (f"Cookie: agent_chat_session={cookie}\r\n" if cookie else "")
         + "\r\n"
     )
     with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
@@ -73,14 +83,16 @@ def raw_handshake(port: int, host: str, origin: str | None = None) -> int:
     return int(status_line.split()[1])
 
 
-def replay_new_session(url: str, origin: str | None, timeout: float = 20) -> str:
+def replay_new_session(
+    url: str, origin: str | None, timeout: float = 20, cookie: str | None = None
+) -> str:
     """Open the event websocket as a page would and send a first message by name: the
     Engine.IO open packet, the namespace connect carrying the hydrate event, then the event.
     The new conversation's path, from the redirect the app answers with."""
     hydrate, send = event_names()
     boot = {"event": {"name": hydrate, "payload": {}, "router_data": ROUTER_DATA}}
     deadline = time.monotonic() + timeout
-    with connect(url, origin=origin, open_timeout=10) as client:
+    with connect(url, origin=origin, open_timeout=10, additional_headers=_cookie(cookie)) as client:
         assert client.recv(timeout=10).startswith("0{"), "no Engine.IO open packet"
         event = ["event", {"name": send, "payload": FIRST_MESSAGE, "router_data": ROUTER_DATA}]
         client.send(f"40{NAMESPACE},{json.dumps(boot)}")

@@ -27,12 +27,15 @@ CHROMIUM_ARGS = [
 
 
 @contextlib.contextmanager
-def fresh_page(browser: Any, request: Any) -> Iterator[Any]:
-    """A page in a new browser context (no cookie, no state); a screenshot in
-    test-artifacts/ when the test failed, and uncaught page errors fail the test."""
+def fresh_page(browser: Any, request: Any, stack: Stack | None = None) -> Iterator[Any]:
+    """A page in a new browser context (no state; signed in as the stack's administrator
+    when given a `stack`, else no cookie); a screenshot in test-artifacts/ when the test
+    failed, and uncaught page errors fail the test."""
     from tests.support.stack import ARTIFACTS
 
     context = browser.new_context(viewport={"width": 1280, "height": 800})
+    if stack is not None:
+        stack.sign_in(context)
     page = context.new_page()
     page.set_default_timeout(20_000)
     errors: list[str] = []
@@ -95,7 +98,7 @@ def open_stored_chat(page: Any, stack: Any) -> str:
 
     from tests.support.api import new_session
 
-    with httpx.Client(base_url=stack.url, timeout=30) as client:
+    with httpx.Client(base_url=stack.url, headers=stack.auth_headers, timeout=30) as client:
         session_uuid = new_session(client)
     page.goto(f"{stack.url}/chat/{session_uuid}")
     expect(page.get_by_test_id("composer-input")).to_be_editable()

@@ -34,9 +34,10 @@ from tests.support.processes import ROOT
 
 CACHE = ROOT / ".web-test"  # gitignored
 PLACEHOLDER_PORT = "39999"
-# What the pages read from the environment when they compile (components/sidebar.py: the
-# logout button). A stack with another value gets a build of its own.
-COMPILE_SETTINGS = ("AGENT_CHAT_PASSWORD",)
+# What the pages read from the environment when they compile: a stack with another value
+# gets a build of its own. None today (the logout button was one, before accounts); a page
+# that reads a setting when it compiles must name it here.
+COMPILE_SETTINGS: tuple[str, ...] = ()
 _SOURCES = ("agent_chat", "assets", "rxconfig.py", "reflex.lock")
 _STATIC = Path("build") / "client"
 _KEEP_S = 3600  # other builds are removed once they are an hour old
@@ -151,15 +152,9 @@ def _locked(path: Path) -> Iterator[None]:
 def main() -> None:
     """`python -m tests.support.builds`: build the bundles the suite's stacks use (test.sh
     runs it first: it also shows the production frontend builds, as `reflex export` does)."""
-    for value in ("", "set"):
-        env = {**os.environ, **{name: value for name in COMPILE_SETTINGS}}
-        started = time.monotonic()
-        folder = _shared_build(env)
-        settings = {name: env[name] for name in COMPILE_SETTINGS}
-        print(
-            f"frontend build for {settings or 'the default settings'}: {folder.parent.name} "
-            f"({time.monotonic() - started:.0f} s)"
-        )
+    started = time.monotonic()
+    folder = _shared_build(dict(os.environ))
+    print(f"frontend build {folder.parent.name} ({time.monotonic() - started:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -18,8 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from uuid import uuid4
 
+from alembic.config import Config
 from sqlalchemy import Engine, create_engine, pool
 from sqlalchemy.engine import make_url
+
+from agent_chat.db.engine import ALEMBIC_INI, PROJECT_ROOT
 
 TEST_DB_URL_ENV = "AGENT_CHAT_TEST_DB_URL"
 
@@ -169,3 +172,16 @@ def _copy_sqlite(source: str | None, target: Path) -> None:
         contextlib.closing(sqlite3.connect(target)) as dst,
     ):
         src.backup(dst)
+
+
+# The schema just before accounts (tests that start from a password-only install).
+BEFORE_ACCOUNTS = "6d1f3b5a7c9e"
+
+
+def alembic_config(url: str) -> Config:
+    """Alembic's configuration for `url`, as the app's migrate() builds it."""
+    config = Config(str(ALEMBIC_INI))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    config.attributes["configure_logging"] = False
+    return config

@@ -21,7 +21,9 @@ from typing import Any
 
 import httpx
 
+from agent_chat.auth import COOKIE_NAME
 from tests.fakes.model_server import RunningFakeModel, free_port, running_fake_model
+from tests.support.accounts import ADMIN_ENV, session_cookie
 from tests.support.bridge import hermes_home
 from tests.support.builds import install_frontend, shareable
 from tests.support.databases import fresh_database
@@ -34,14 +36,17 @@ description: Answers in haiku
 ---
 Answer every question as a haiku.
 """
+# Accounts survive `Stack.reset()`: the administrator and its session are the stack's.
+KEPT_BY_RESET = frozenset({"app_user", "auth_session"})
 # Settings the stack decides itself, whatever the caller's environment says.
 _UNSET = (
     "AGENT_CHAT_MODEL_BASE_URL",
     "AGENT_CHAT_MODEL",
     "AGENT_CHAT_MODEL_API_KEY",
-    "AGENT_CHAT_PASSWORD",  # a stack runs without a login unless it is given one
+    "AGENT_CHAT_PASSWORD",  # an old install's shared password: only when a test gives one
+    "AGENT_CHAT_ADMIN_USER",  # the stack's administrator is tests/support/accounts.py's
+    "AGENT_CHAT_ADMIN_PASSWORD",
     "AGENT_CHAT_SESSION_HOURS",
-    "AGENT_CHAT_SECRET",
     "AGENT_CHAT_BRIDGE_TOKEN",
 )
 
@@ -58,6 +63,7 @@ class Stack:
     bridge: subprocess.Popen | None = None
     app: subprocess.Popen | None = None
     built: bool = False  # the frontend for app_port is built (a restart skips the build)
+    _cookie: str | None = None  # the administrator's session (one sign-in per stack)
 
     @property
     def url(self) -> str:
@@ -70,6 +76,34 @@ class Stack:
     @property
     def db_url(self) -> str:
         return self.env["AGENT_CHAT_DB_URL"]
+
+    @property
+    def session_cookie(self) -> str:
+        """A signed-in session of the stack's administrator (AGENT_CHAT_ADMIN_USER): signed
+        in once over the login API, kept by `reset()` and app restarts (it is stored)."""
+        if self._cookie is None:
+            self._cookie = session_cookie(self.url)
+        return self._cookie
+
+    @property
+    def auth_headers(self) -> dict[str, str]:
+        """Headers that make an HTTP client (httpx) the signed-in administrator."""
+        return {"Cookie": f"{COOKIE_NAME}={self.session_cookie}"}
+
+    def sign_in(self, context: Any, url: str | None = None) -> None:
+        """Give a Playwright browser context the administrator's session cookie (for the
+        stack's URL, or `url`: another name of it such as localhost)."""
+        context.add_cookies(
+            [
+                {
+                    "name": COOKIE_NAME,
+                    "value": self.session_cookie,
+                    "url": url or self.url,
+                    "httpOnly": True,
+                    "sameSite": "Lax",
+                }
+            ]
+        )
 
     def start_bridge(self) -> None:
         self.bridge = start_process(
@@ -130,7 +164,8 @@ class Stack:
 
     def reset(self, timeout: float = 30) -> None:
         """Back to an empty app: runs still going stopped and finished, every conversation and
-        model deleted, long-term memory emptied, the fake model's request log cleared."""
+        model deleted, long-term memory emptied, the fake model's request log cleared. The
+        accounts and their sessions stay (the signed-in administrator with them)."""
         from sqlmodel import SQLModel, col, select
 
         import agent_chat.db.models  # noqa: F401  (registers the tables)
@@ -155,7 +190,8 @@ class Stack:
                 time.sleep(0.1)
             with engine.begin() as connection:
                 for table in reversed(SQLModel.metadata.sorted_tables):
-                    connection.execute(table.delete())
+                    if table.name not in KEPT_BY_RESET:
+                        connection.execute(table.delete())
         finally:
             engine.dispose()
         reply = httpx.put(f"{self.bridge_url}/memory", json={"memory": "", "user": ""}, timeout=10)
@@ -201,7 +237,10 @@ def running_stack(
     tmp: Path, *, token_delay: float, env: dict[str, str] | None = None
 ) -> Iterator[Stack]:
     """Fake model, bridge and app, in `tmp` (logs, HERMES_HOME, skills, build folder, SQLite
-    file); `env` adds settings (e.g. AGENT_CHAT_PASSWORD). Everything stops with the block."""
+    file); `env` adds settings (e.g. AGENT_CHAT_PASSWORD). The app makes the administrator
+    of tests/support/accounts.py at start (unless `env` says otherwise: an empty
+    AGENT_CHAT_ADMIN_USER leaves the first visit's setup form). Everything stops with the
+    block."""
     _write_skills(tmp / "skills")
     bridge_port, app_port = free_port(), free_port()
     full_env = {name: value for name, value in os.environ.items() if name not in _UNSET}
@@ -221,6 +260,7 @@ def running_stack(
             # each conversation's folder is below this stack's own folder.
             "AGENT_CHAT_TOOL_PROFILES": "chat,workspace",
             "AGENT_CHAT_WORKSPACES_DIR": str(tmp / "workspaces"),
+            **ADMIN_ENV,
             **(env or {}),
         }
     )

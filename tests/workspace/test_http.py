@@ -14,8 +14,9 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import Engine
 
-from agent_chat.auth import LoginConfig, LoginGate, derive_key
+from agent_chat.auth import GateConfig, LoginGate
 from agent_chat.auth.origins import OriginGuard
+from agent_chat.db import users
 from agent_chat.db.engine import open_session
 from agent_chat.db.sessions import create_session
 from agent_chat.hosts import Allowed
@@ -192,8 +193,12 @@ async def test_files_of_unknown_deleted_or_malformed_conversations_answer_404(
 async def test_behind_the_login_gate_and_the_host_origin_guard(
     engine: Engine, conversations: Workspaces
 ) -> None:
-    config = LoginConfig(password="pw", key=derive_key("s", "pw"), session_seconds=3600)
-    gated = LoginGate(api(engine, conversations.root), config_loader=lambda: config)
+    storage = Storage(engine)
+    storage.call_sync(users.create_user, username="admin", password="password-1")
+    config = GateConfig(session_seconds=3600)
+    gated = LoginGate(
+        api(engine, conversations.root), storage=lambda: storage, config_loader=lambda: config
+    )
     guarded = OriginGuard(gated, Allowed.from_env(None, None))
     transport = httpx.ASGITransport(app=guarded)
     url = file_url(conversations.mine, "hello.py")
@@ -202,7 +207,7 @@ async def test_behind_the_login_gate_and_the_host_origin_guard(
         assert (await c.get(url, headers={"host": "evil.example"})).status_code == 400
         origin = {"origin": "http://evil.example"}
         assert (await c.get(url, headers=origin)).status_code == 403
-        login = await c.post("/api/login", json={"password": "pw"})
+        login = await c.post("/api/login", json={"username": "admin", "password": "password-1"})
         assert login.status_code in (200, 303), login.text
         reply = await c.get(url)
         assert reply.status_code == 200 and reply.content == b"print('hi')\n"

@@ -1,0 +1,244 @@
+"""Store functions for accounts (`app_user`).
+
+A username is 1-64 characters of letters, digits and `._-`, stored lower-cased (so `Alice`
+and `alice` are one person). The first administrator is made by `create_first_admin`, which
+holds a write lock while it checks that there is no user yet: two requests at once make one.
+Disabling a user or changing their password ends their sessions in the same transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, text
+from sqlmodel import Session, select
+
+from agent_chat.db import passwords
+from agent_chat.db.auth_sessions import revoke_user_sessions
+from agent_chat.db.errors import NotFound, StoreError, ValidationFailed
+from agent_chat.db.models import AppUser, UserRole, utcnow
+
+USERNAME = re.compile(r"[a-z0-9._-]{1,64}")
+DISPLAY_NAME_MAX_CHARS = 100
+
+
+class AlreadySetUp(StoreError):
+    """The first administrator exists already (someone else was quicker)."""
+
+
+@dataclass(frozen=True)
+class LoginCheck:
+    """What a password check found: the user when it matched; `disabled` when it matched
+    an account that may not sign in."""
+
+    user: AppUser | None
+    disabled: bool = False
+
+
+def normalize_username(raw: str) -> str:
+    name = raw.strip().lower()
+    if not USERNAME.fullmatch(name):
+        raise ValidationFailed(
+            {"username": "Use 1-64 letters, digits, dots, dashes or underscores."}
+        )
+    return name
+
+
+def _display_name(raw: str, fallback: str) -> str:
+    clean = " ".join(raw.split())[:DISPLAY_NAME_MAX_CHARS]
+    return clean or fallback
+
+
+def _check_password(password: str, field: str = "password") -> None:
+    problem = passwords.password_problem(password)
+    if problem:
+        raise ValidationFailed({field: problem})
+
+
+def count_users(*, session: Session) -> int:
+    return session.exec(select(func.count()).select_from(AppUser)).one()
+
+
+def has_users(*, session: Session) -> bool:
+    return session.exec(select(AppUser.id).limit(1)).first() is not None
+
+
+def get_user(*, session: Session, user_id: int) -> AppUser:
+    row = session.get(AppUser, user_id)
+    if row is None:
+        raise NotFound(f"user {user_id} does not exist")
+    return row
+
+
+def find_user(*, session: Session, username: str) -> AppUser | None:
+    name = username.strip().lower()
+    return session.exec(select(AppUser).where(AppUser.username == name)).first()
+
+
+def create_user(
+    *,
+    session: Session,
+    username: str,
+    password: str | None = None,
+    password_hash: str | None = None,
+    display_name: str = "",
+    role: UserRole = UserRole.MEMBER,
+) -> AppUser:
+    """A new user, from a password (checked, then hashed) or a hash made elsewhere."""
+    name = normalize_username(username)
+    if password_hash is None:
+        _check_password(password or "")
+        password_hash = passwords.hash_password(password or "")
+    if find_user(session=session, username=name) is not None:
+        raise ValidationFailed({"username": "That username is taken."})
+    row = AppUser(
+        username=name,
+        display_name=_display_name(display_name, name),
+        password_hash=password_hash,
+        role=UserRole(role).value,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def _lock_users(session: Session) -> None:
+    """Take the write lock `create_first_admin` checks under: a second caller waits for the
+    first's commit, then sees its user."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.exec(text("LOCK TABLE app_user IN SHARE ROW EXCLUSIVE MODE"))  # type: ignore[call-overload]
+    else:  # SQLite: a write statement (matching nothing) takes the database's write lock
+        session.exec(text("UPDATE app_user SET id = id WHERE 0 = 1"))  # type: ignore[call-overload]
+
+
+def create_first_admin(
+    *,
+    session: Session,
+    username: str,
+    password: str | None = None,
+    password_hash: str | None = None,
+    display_name: str = "",
+) -> AppUser:
+    """The first user, an administrator; `AlreadySetUp` when any user exists."""
+    name = normalize_username(username)  # invalid input fails before the lock is taken
+    if password_hash is None:
+        _check_password(password or "")
+        password_hash = passwords.hash_password(password or "")
+    _lock_users(session)
+    if has_users(session=session):
+        raise AlreadySetUp("the first administrator exists already")
+    return create_user(
+        session=session,
+        username=name,
+        password_hash=password_hash,
+        display_name=display_name,
+        role=UserRole.ADMIN,
+    )
+
+
+def check_login(*, session: Session, username: str, password: str, now: datetime) -> LoginCheck:
+    """Check a sign-in. An unknown or malformed username costs a hash verification too. A
+    right password records `last_login_at` (and upgrades an outdated hash)."""
+    name = username.strip().lower()
+    user = find_user(session=session, username=name) if USERNAME.fullmatch(name) else None
+    ok, new_hash = passwords.verify(password, user.password_hash if user else None)
+    if not ok or user is None:
+        return LoginCheck(None)
+    if user.disabled:
+        return LoginCheck(None, disabled=True)
+    if new_hash:
+        user.password_hash = new_hash
+    user.last_login_at = now
+    session.add(user)
+    session.flush()
+    return LoginCheck(user)
+
+
+def set_display_name(*, session: Session, user_id: int, display_name: str) -> AppUser:
+    user = get_user(session=session, user_id=user_id)
+    clean = _display_name(display_name, "")
+    if not clean:
+        raise ValidationFailed({"display_name": "Give a name to show."})
+    user.display_name = clean
+    session.add(user)
+    session.flush()
+    return user
+
+
+def change_password(
+    *,
+    session: Session,
+    user_id: int,
+    current_password: str,
+    new_password: str,
+    keep_session_id: int | None = None,
+) -> AppUser:
+    """A new password, given the current one; every session of the user except
+    `keep_session_id` (the browser that changed it) ends."""
+    user = get_user(session=session, user_id=user_id)
+    ok, _ = passwords.verify(current_password, user.password_hash)
+    if not ok:
+        raise ValidationFailed({"current_password": "The current password is wrong."})
+    _check_password(new_password, "new_password")
+    now = utcnow()
+    user.password_hash = passwords.hash_password(new_password)
+    user.password_changed_at = now
+    session.add(user)
+    revoke_user_sessions(session=session, user_id=user_id, now=now, except_id=keep_session_id)
+    session.flush()
+    return user
+
+
+def set_disabled(*, session: Session, user_id: int, disabled: bool) -> AppUser:
+    """Disable (every session ends) or enable a user."""
+    user = get_user(session=session, user_id=user_id)
+    user.disabled = disabled
+    session.add(user)
+    if disabled:
+        revoke_user_sessions(session=session, user_id=user_id, now=utcnow())
+    session.flush()
+    return user
+
+
+def ensure_first_admin(
+    *,
+    session: Session,
+    admin_user: str | None,
+    admin_password: str | None,
+    legacy_password: str | None,
+) -> str | None:
+    """At start, with no user yet: `AGENT_CHAT_ADMIN_USER`/`_PASSWORD` make the admin, else
+    an old install's `AGENT_CHAT_PASSWORD` becomes the password of administrator `admin` (or
+    `admin_user`). What was done, for the log; None when nothing was."""
+    if has_users(session=session):
+        return None
+    if admin_user and admin_password:
+        how = f"created administrator {admin_user.strip().lower()!r} from AGENT_CHAT_ADMIN_USER"
+        password_hash = None
+    elif legacy_password:
+        admin_user = admin_user or "admin"
+        how = (
+            f"created administrator {admin_user.strip().lower()!r} with the password of "
+            "AGENT_CHAT_PASSWORD (an install from before accounts); sign in with that "
+            "username and password, then change it on the account page"
+        )
+        # The old shared password may be shorter than today's minimum: it is kept as it
+        # was (hashed), so the install keeps working until the administrator changes it.
+        password_hash = passwords.hash_password(legacy_password)
+    else:
+        return None
+    try:
+        create_first_admin(
+            session=session,
+            username=admin_user,
+            password=admin_password,
+            password_hash=password_hash,
+            display_name="Administrator",
+        )
+    except AlreadySetUp:
+        return None
+    except ValidationFailed as exc:
+        raise ValueError(f"AGENT_CHAT_ADMIN_USER/AGENT_CHAT_ADMIN_PASSWORD: {exc}") from exc
+    return how
