@@ -37,10 +37,12 @@ def build_agent(
     """A quiet AIAgent with the profile's toolset allowlist; callbacks are attached per run."""
     from run_agent import AIAgent  # after prepare_hermes_home(): hermes fixes paths at import
 
+    from agent_chat.bridge import hermes_caches
     from agent_chat.bridge.workspace import guard_file_writes
 
     guard_file_writes()
     check_ssl_once()
+    hermes_caches.install()
     kwargs: dict[str, Any] = {
         "base_url": model.base_url,
         "api_key": model.api_key or PLACEHOLDER_API_KEY,

@@ -97,12 +97,20 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         workspaces_root=settings.workspaces_root,
     )
 
+    warm = threading.Event()  # /health says when hermes is warm: first answers are fast then
+    if not settings.warm_up:
+        warm.set()
+
+    def warm_up_then_say_so() -> None:
+        try:
+            warm_up(settings)
+        finally:
+            warm.set()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.warm_up:
-            threading.Thread(
-                target=warm_up, args=(settings,), name="hermes-warm-up", daemon=True
-            ).start()
+            threading.Thread(target=warm_up_then_say_so, name="hermes-warm-up", daemon=True).start()
         yield
         registry.stop_all()  # wake waiting questions so their threads can end
 
@@ -144,6 +152,7 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
             "version": BRIDGE_VERSION,
             "hermes_version": _hermes_version(),
             "tool_profiles": list(settings.tool_profiles),
+            "warm": warm.is_set(),
             **registry.counts(),
         }
 
