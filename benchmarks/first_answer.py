@@ -2,15 +2,24 @@
 
 A fresh `python -m agent_chat.bridge` process per checkout (this one, and with `--before DIR`
 an older checkout, e.g. a `git worktree`), started side by side in turn so both see the same
-load. For each round: the first message of a new conversation, a follow-up in it, and a
-conversation whose agent was evicted from the pool (pool size 1: another conversation ran in
-between), and (where the bridge has it) a conversation opened first (`POST .../prepare`, as the
-page does on opening one) and asked 2 s later. The bridge gets `--settle` seconds after /health first (a started bridge warms
-hermes up in the background; the issue's "after a bridge restart once the bridge is up").
+load. Pool of one agent. Each round, in one bridge process (then a second one, restarted):
+
+- *first message*: a new conversation, once the bridge is up: after its warm-up (/health
+  says `"warm": true`; a bridge that does not say waits `--settle` seconds);
+- *follow-up* in it;
+- *evicted agent*: the conversation again after another one took the pool's only agent;
+- *evicted, reopened*: the same, but the conversation was opened (`POST .../prepare`, what
+  the page does when it shows a conversation) 2 s before the message;
+- *opened, then first message*: a new conversation opened 2 s before its first message;
+- *opened, sent at once*: a new conversation whose first message follows its prepare at once;
+- *after a bridge restart*: the bridge process stopped and started again (same HERMES_HOME),
+  and once it is up the first conversation's next message (no prepare: what the app sends
+  for a tab that was open all along).
 
     python benchmarks/first_answer.py [--before /tmp/bench-before] [--rounds 5]
 
-Prints the median of each case per checkout, and writes results/first_answer.json.
+Prints each round with the load average, the median of each case per checkout, and writes
+results/first_answer.json.
 """
 
 from __future__ import annotations
@@ -66,9 +75,9 @@ def to_model(client: httpx.Client, fake, session: str, text: str) -> float:
     return arrived
 
 
-def one_round(root: Path, fake, settle: float, prepare_wait: float = 2.0) -> dict[str, float]:
+def start_bridge(root: Path, home: Path, settle: float) -> tuple[subprocess.Popen, str]:
+    """A bridge process of checkout `root`, returned once it is up and warm."""
     port = free_port()
-    home = hermes_home(Path(tempfile.mkdtemp(prefix="first-answer-")))
     env = {
         **os.environ,
         "HERMES_HOME": str(home),
@@ -84,48 +93,89 @@ def one_round(root: Path, fake, settle: float, prepare_wait: float = 2.0) -> dic
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
+    wait_health(url)
+    if "warm" not in httpx.get(f"{url}/health", timeout=5).json():
+        time.sleep(settle)  # an older bridge that does not say when it is warm
+    else:
+        deadline = time.monotonic() + 180
+        while not httpx.get(f"{url}/health", timeout=5).json()["warm"]:
+            if time.monotonic() > deadline:
+                raise SystemExit("the bridge never got warm")
+            time.sleep(0.05)
+    return process, url
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    process.wait(10)
+
+
+def prepare(client: httpx.Client, fake, session: str) -> bool:
+    model = {"base_url": fake.base_url, "model": "fake-model"}
+    return client.post(f"/sessions/{session}/prepare", json={"model": model}).status_code == 202
+
+
+def one_round(root: Path, fake, settle: float, prepare_wait: float = 2.0) -> dict[str, float]:
+    home = hermes_home(Path(tempfile.mkdtemp(prefix="first-answer-")))
+    figures: dict[str, float] = {}
+    process, url = start_bridge(root, home, settle)
     try:
-        wait_health(url)
-        time.sleep(settle)
         with httpx.Client(base_url=url, timeout=60) as client:
             first, other = str(uuid.uuid4()), str(uuid.uuid4())
-            figures = {"first message": to_model(client, fake, first, "hello")}
+            figures["first message"] = to_model(client, fake, first, "hello")
             figures["follow-up"] = to_model(client, fake, first, "and again")
             to_model(client, fake, other, "someone else")  # evicts `first` (pool of 1)
             figures["evicted agent"] = to_model(client, fake, first, "back again")
-            # What the page does when a conversation opens: the agent is built meanwhile.
+            to_model(client, fake, other, "someone else again")  # evicts it again
+            if prepare(client, fake, first):
+                time.sleep(prepare_wait)
+                figures["evicted, reopened 2 s before"] = to_model(client, fake, first, "back")
             opened = str(uuid.uuid4())
-            model = {"base_url": fake.base_url, "model": "fake-model"}
-            if client.post(f"/sessions/{opened}/prepare", json={"model": model}).status_code == 202:
+            if prepare(client, fake, opened):
                 time.sleep(prepare_wait)
                 figures["opened, then first message"] = to_model(client, fake, opened, "hi")
-        return figures
+            at_once = str(uuid.uuid4())
+            if prepare(client, fake, at_once):
+                figures["opened, sent at once"] = to_model(client, fake, at_once, "hi")
     finally:
-        process.terminate()
-        process.wait(10)
+        stop(process)
+    process, url = start_bridge(root, home, settle)
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            figures["after a bridge restart"] = to_model(client, fake, first, "after restart")
+    finally:
+        stop(process)
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, help="an older checkout to compare with")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--settle", type=float, default=10.0)
+    parser.add_argument(
+        "--settle", type=float, default=10.0, help="for a bridge whose /health has no warm"
+    )
     args = parser.parse_args()
     checkouts = {"after": ROOT} if args.before is None else {"before": args.before, "after": ROOT}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in checkouts}
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     with running_fake_model(token_delay=0.0) as fake:
         for round_no in range(args.rounds):
             for name, root in checkouts.items():
+                load = os.getloadavg()[0]
                 figures = one_round(root, fake, args.settle)
-                results[name].append(figures)
+                results[name].append({**figures, "load": load})
                 shown = ", ".join(f"{k} {v:.3f} s" for k, v in figures.items())
-                print(f"round {round_no + 1} {name}: {shown}", flush=True)
-    print(f"\nmedian of {args.rounds} (load {os.getloadavg()[0]:.1f}):")
+                print(f"round {round_no + 1} {name} (load {load:.1f}): {shown}", flush=True)
+    print(f"\nmedian of {args.rounds} (load now {os.getloadavg()[0]:.1f}):")
     medians = {}
     for name, rounds in results.items():
-        keys = sorted({k for r in rounds for k in r}, key=list(rounds[-1]).index)
+        keys = [k for k in rounds[-1] if k != "load"]
         medians[name] = {k: statistics.median(r[k] for r in rounds if k in r) for k in keys}
-        print(f"  {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in medians[name].items()))
+        loads = [r["load"] for r in rounds]
+        shown = ", ".join(f"{k} {v:.3f} s" for k, v in medians[name].items())
+        print(f"  {name} (load {min(loads):.1f}-{max(loads):.1f}): {shown}")
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     out = ROOT / "benchmarks" / "results" / "first_answer.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"rounds": results, "medians": medians}, indent=2) + "\n")

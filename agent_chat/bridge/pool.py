@@ -1,7 +1,7 @@
 """An LRU pool of hermes AIAgent instances, one per session.
 
-Building an agent costs about a second (it probes the endpoint), so a session's agent is
-kept between runs. An evicted or dropped one is simply rebuilt on the next run: the agent
+Building an agent costs ~0.02-0.1 s once hermes and the endpoint are known
+(bridge/hermes_caches.py), still a session's agent is kept between runs. An evicted or dropped one is simply rebuilt on the next run: the agent
 keeps no conversation history of its own (the caller passes it every run). An agent leaving
 the pool gives back its model client (hermes' `release_clients`, what hermes' own gateway
 does on eviction): dropped without it, each rebuilt agent left its HTTP client's memory
