@@ -270,3 +270,58 @@ def test_many_matches_list_the_newest_conversations(
         chats.append(chat.session_uuid)
     hits = search(session=session, query="common", limit=3)
     assert [h.session_uuid for h in hits] == chats[::-1][:3]
+
+
+def test_prefixes_of_every_length_match_exactly_the_words_beginning_so(session: Session) -> None:
+    # PostgreSQL looks a prefix of up to 6 characters up as one lexeme (`*cam`) and a longer
+    # one by its first 6, then tests the query itself: both engines give the same results.
+    chat = create_session(session=session, title="t")
+    _turn(session, chat, "q", "Camera calibration needs a tripod; Größe café")
+    other = create_session(session=session, title="u")
+    _turn(session, other, "q", "a calm tripod, cabbage")
+    both, one = {chat.session_uuid, other.session_uuid}, [chat.session_uuid]
+    assert set(_uuids(session, "c*")) == both  # one character (explicit)
+    assert set(_uuids(session, "tripod ca")) == both  # two characters, typed
+    assert _uuids(session, "tripod cam") == one  # not "calm"
+    assert _uuids(session, "tripod camer") == one
+    assert _uuids(session, "tripod camera") == one  # a prefix that is a whole word
+    assert _uuids(session, "tripod calibrati") == one  # longer than 6 characters
+    assert _uuids(session, "tripod calibratix") == []  # its first 6 match, the rest not
+    assert _uuids(session, "calm tri") == [other.session_uuid]
+    assert _uuids(session, "TRIPOD CAB") == [other.session_uuid]
+    assert _uuids(session, "gr* caf") == one  # two prefixes, one of them not ASCII
+    assert _uuids(session, "größ") == one
+    assert _uuids(session, "calibration-ne") == one  # a phrase whose last word is a prefix
+    assert _uuids(session, "tripod-cam") == []
+    assert _uuids(session, "zz*") == []
+
+
+def test_a_text_too_long_for_its_prefixes_is_still_found_by_a_prefix(session: Session) -> None:
+    import random
+
+    # 12,000 different Hangul words: with their prefixes the PostgreSQL vector would pass
+    # 1 MB, so the row gets the lexeme `*` instead and is tested by the query itself.
+    rng = random.Random(5)
+    words = ["".join(chr(rng.randint(0xAC00, 0xD7A3)) for _ in range(7)) for _ in range(12_000)]
+    chat = create_session(session=session, title="t")
+    _turn(session, chat, "q", " ".join(words) + " zebra")
+    other = create_session(session=session, title="u")
+    _turn(session, other, "q", "zebu")
+    assert _uuids(session, "zebr") == [chat.session_uuid]
+    assert set(_uuids(session, "zeb")) == {chat.session_uuid, other.session_uuid}
+    assert _uuids(session, f"zebra {words[5][:3]}") == [chat.session_uuid]
+    # 9,000 different ASCII words: a long vector (counted first) whose prefixes fit.
+    ascii_words = ["".join(rng.choice("abcdefghij") for _ in range(10)) for _ in range(9_000)]
+    third = create_session(session=session, title="v")
+    _turn(session, third, "q", " ".join(ascii_words))
+    assert _uuids(session, ascii_words[7][:4]) == [third.session_uuid]
+    assert _uuids(session, ascii_words[7] + "x") == []
+    if session.get_bind().dialect.name != "sqlite":
+        from sqlalchemy import text
+
+        def count(lexeme: str) -> int:
+            query = "SELECT count(*) FROM chat_message WHERE search_vector @@ CAST(:q AS tsquery)"
+            return session.execute(text(query), {"q": f"'{lexeme}'"}).scalar()
+
+        assert count("*") == 1  # only the Hangul text
+        assert count("*" + ascii_words[7][:6]) == 1 and count("*zebu") == 1
