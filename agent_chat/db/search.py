@@ -89,21 +89,21 @@ PG_MATCH = "search_vector @@ to_tsquery('simple', :q)"
 def _pg_any_matches(session: Session, terms: list[Term], tsquery: str) -> list:
     """Up to PG_ALL_MATCHES + 1 matches in any order. A query with a typed prefix asks the
     index for the prefix's lexeme (search_schema: one posting list, where `cam:*` makes GIN
-    read every word beginning so) and tests the query itself on the rows found, behind
-    OFFSET 0 so the planner cannot hand that test to the index too."""
+    read every word beginning so) and tests the query itself on the rows found, written as
+    ts_match_vq(), which the planner never hands to the index (`@@` it would)."""
     params = {"q": tsquery, "n": PG_ALL_MATCHES + 1}
     lookup = pg_prefix_tsquery(terms)
     if lookup is None:
-        sql = f"SELECT id, session_id FROM chat_message WHERE {PG_MATCH} LIMIT :n"
+        where = PG_MATCH
     else:
         rest, params["prefixes"] = lookup
         index = "CAST(:prefixes AS tsquery)"
         if rest:
             index, params["rest"] = f"to_tsquery('simple', :rest) && {index}", rest
-        sql = (
-            "SELECT id, session_id FROM (SELECT id, session_id, search_vector FROM chat_message "
-            f"WHERE search_vector @@ ({index}) OFFSET 0) m WHERE {PG_MATCH} LIMIT :n"
+        where = (
+            f"search_vector @@ ({index}) AND ts_match_vq(search_vector, to_tsquery('simple', :q))"
         )
+    sql = f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"
     return session.execute(text(sql), params).all()
 
 

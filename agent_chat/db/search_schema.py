@@ -198,6 +198,9 @@ def _rebuild_message_vector(execute: Any, vector: str) -> None:
     execute("ALTER TABLE chat_message DROP COLUMN IF EXISTS search_vector")
     execute(_message_column(vector))
     execute(f"CREATE INDEX {PG_INDEXES[0]} ON chat_message USING gin (search_vector)")
+    # The new column has no statistics (autovacuum would take long to notice a rewrite): the
+    # planner would guess its matches and, at 1M messages, pick slow plans for common words.
+    execute("ANALYZE chat_message")
 
 
 def add_postgresql_prefixes(execute: Any) -> None:
