@@ -25,7 +25,6 @@ from agent_chat.db.search_text import (
     fts5_query,
     highlight,
     parse_query,
-    pg_prefix_tsquery,
     pg_tsquery,
     snippet,
 )
@@ -72,7 +71,7 @@ def _newest_first(session: Session, query: TextClause, params: dict, limit: int)
 def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, int]:
     """session id → id of its newest matching message, for the newest `limit` sessions."""
     if not _sqlite(session):
-        return _pg_message_hits(session, terms, limit)
+        return _pg_message_hits(session, pg_tsquery(terms), limit)
     # FTS5 walks its matches newest first and stops at the LIMIT.
     query = text(
         "SELECT m.id, m.session_id FROM chat_message_fts f JOIN chat_message m "
@@ -83,31 +82,9 @@ def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, 
 
 
 PG_ALL_MATCHES = 3_000
-PG_MATCH = "search_vector @@ to_tsquery('simple', :q)"
 
 
-def _pg_any_matches(session: Session, terms: list[Term], tsquery: str) -> list:
-    """Up to PG_ALL_MATCHES + 1 matches in any order. A query with a typed prefix asks the
-    index for the prefix's lexeme (search_schema: one posting list, where `cam:*` makes GIN
-    read every word beginning so) and tests the query itself on the rows found, written as
-    ts_match_vq(), which the planner never hands to the index (`@@` it would)."""
-    params = {"q": tsquery, "n": PG_ALL_MATCHES + 1}
-    lookup = pg_prefix_tsquery(terms)
-    if lookup is None:
-        where = PG_MATCH
-    else:
-        rest, params["prefixes"] = lookup
-        index = "CAST(:prefixes AS tsquery)"
-        if rest:
-            index, params["rest"] = f"to_tsquery('simple', :rest) && {index}", rest
-        where = (
-            f"search_vector @@ ({index}) AND ts_match_vq(search_vector, to_tsquery('simple', :q))"
-        )
-    sql = f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"
-    return session.execute(text(sql), params).all()
-
-
-def _pg_message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, int]:
+def _pg_message_hits(session: Session, tsquery: str, limit: int) -> dict[int, int]:
     """PostgreSQL: all matches when there are few, else the newest ones.
 
     First up to 3,000 matches in any order (the planner takes the GIN index for rare words,
@@ -116,12 +93,15 @@ def _pg_message_hits(session: Session, terms: list[Term], limit: int) -> dict[in
     key backwards finds them at once; the bitmap scan is turned off for those queries
     because the planner, counting a match test as cheap, can prefer it and read every match.
     """
-    tsquery = pg_tsquery(terms)
-    rows = _pg_any_matches(session, terms, tsquery)
+    where = "search_vector @@ to_tsquery('simple', :q)"
+    rows = session.execute(
+        text(f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"),
+        {"q": tsquery, "n": PG_ALL_MATCHES + 1},
+    ).all()
     if len(rows) > PG_ALL_MATCHES:
         session.execute(text("SET LOCAL enable_bitmapscan = off"))
         query = text(
-            f"SELECT id, session_id FROM chat_message WHERE {PG_MATCH} AND id < :before "
+            f"SELECT id, session_id FROM chat_message WHERE {where} AND id < :before "
             "ORDER BY id DESC LIMIT :n"
         )
         found = _newest_first(session, query, {"q": tsquery}, limit)

@@ -7,12 +7,7 @@
   function `agent_chat_search_form`, which every connection of the app's engine registers
   (`register_sqlite_function`). Contentless: the index holds no second copy of the text.
 - PostgreSQL: a generated `search_vector tsvector` column on both tables (PostgreSQL itself
-  keeps it current) with a GIN index, from the SQL function of the same name. The messages'
-  vector (`agent_chat_search_vector`, migration 8e2f4a6c1b3d) also holds each word's first
-  1–6 characters marked `*` (`*c`, `*ca`, `*cam`… of camera), without positions, so a typed
-  prefix is one exact GIN lookup (GIN answers `cam:*` by reading the matches of every word
-  beginning so: ~40–100 ms at 1,000,000 messages); a text whose vector would then pass
-  PostgreSQL's 1 MB limit gets the lexeme `*` instead (db/search.py includes those rows).
+  keeps it current) with a GIN index, from the SQL function of the same name.
 
 A later SQLite batch migration that recreates `chat_message` or `chat_session` drops their
 triggers with the old table: it must call `create_sqlite_triggers()` again (the search tests
@@ -23,15 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_chat.db.search_text import (
-    CJK_RANGES,
-    INDEXED_CHARS,
-    PREFIX_CHARS,
-    PREFIX_MARK,
-    PREFIX_MISSING,
-    SQL_FUNCTION,
-    search_form,
-)
+from agent_chat.db.search_text import CJK_RANGES, INDEXED_CHARS, SQL_FUNCTION, search_form
 
 SEARCHED_ROLES = "('USER', 'ASSISTANT')"
 FTS_TABLES = ("chat_message_fts", "chat_session_fts")
@@ -174,60 +161,9 @@ def create_postgresql(execute: Any) -> None:
     execute("CREATE INDEX ix_chat_session_search_vector ON chat_session USING gin (search_vector)")
 
 
-VECTOR_FUNCTION = "agent_chat_search_vector"
-# tsvector holds at most 1 MiB of lexemes and positions. The prefixes add at most 6 times the
-# words' bytes, so a vector under _SURELY_FITS bytes takes them unchecked (every ordinary
-# text); a bigger one counts its distinct prefixes first.
-_SURELY_FITS = 140_000
-_LIMIT = 1_000_000
-_PREFIXES = (
-    f"SELECT '{PREFIX_MARK}' || left(w, n) p FROM unnest(tsvector_to_array(v)) w, "
-    f"generate_series(1, {PREFIX_CHARS}) n WHERE n <= length(w)"
-)
-
-
-def _message_column(vector: str) -> str:
-    return (
-        "ALTER TABLE chat_message ADD COLUMN search_vector tsvector GENERATED ALWAYS AS ("
-        f"CASE WHEN role IN {SEARCHED_ROLES} THEN {vector} END) STORED"
-    )
-
-
-def _rebuild_message_vector(execute: Any, vector: str) -> None:
-    execute(f"DROP INDEX IF EXISTS {PG_INDEXES[0]}")
-    execute("ALTER TABLE chat_message DROP COLUMN IF EXISTS search_vector")
-    execute(_message_column(vector))
-    execute(f"CREATE INDEX {PG_INDEXES[0]} ON chat_message USING gin (search_vector)")
-    # The new column has no statistics (autovacuum would take long to notice a rewrite): the
-    # planner would guess its matches and, at 1M messages, pick slow plans for common words.
-    execute("ANALYZE chat_message")
-
-
-def add_postgresql_prefixes(execute: Any) -> None:
-    """The messages' vector with its words' prefixes (see the module doc), rebuilt for the
-    existing rows: the function, the generated column again, its GIN index."""
-    missing = f"v || array_to_tsvector(ARRAY['{PREFIX_MISSING}'])"
-    execute(
-        f"CREATE OR REPLACE FUNCTION {VECTOR_FUNCTION}(text) RETURNS tsvector "
-        "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ SELECT CASE "
-        f"WHEN pg_column_size(v) < {_SURELY_FITS} THEN v || array_to_tsvector(ARRAY({_PREFIXES})) "
-        "ELSE (SELECT CASE WHEN pg_column_size(v) + coalesce(sum(octet_length(p) + 4), 0) < "
-        f"{_LIMIT} THEN v || array_to_tsvector(coalesce(array_agg(p), '{{}}')) ELSE {missing} "
-        f"END FROM (SELECT DISTINCT p FROM ({_PREFIXES}) a) d) END "
-        f"FROM to_tsvector('simple'::regconfig, {SQL_FUNCTION}($1)) v $$"
-    )
-    _rebuild_message_vector(execute, f"{VECTOR_FUNCTION}(content)")
-
-
-def drop_postgresql_prefixes(execute: Any) -> None:
-    _rebuild_message_vector(execute, f"to_tsvector('simple'::regconfig, {SQL_FUNCTION}(content))")
-    execute(f"DROP FUNCTION IF EXISTS {VECTOR_FUNCTION}(text)")
-
-
 def drop_postgresql(execute: Any) -> None:
     for index in PG_INDEXES:
         execute(f"DROP INDEX IF EXISTS {index}")
     execute("ALTER TABLE chat_message DROP COLUMN IF EXISTS search_vector")
     execute("ALTER TABLE chat_session DROP COLUMN IF EXISTS search_vector")
-    execute(f"DROP FUNCTION IF EXISTS {VECTOR_FUNCTION}(text)")
     execute(f"DROP FUNCTION IF EXISTS {SQL_FUNCTION}(text)")

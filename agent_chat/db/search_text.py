@@ -112,38 +112,6 @@ def pg_tsquery(terms: list[Term]) -> str:
     return " & ".join(parts)
 
 
-# PostgreSQL's index also holds, for every word, its first 1–6 characters as lexemes marked
-# with PREFIX_MARK (`*cam` for camera: no indexed word holds a `*`), so a typed prefix is one
-# exact lexeme for GIN instead of the union of every word beginning so (db/search_schema.py).
-PREFIX_MARK = "*"
-PREFIX_CHARS = 6
-# A row whose text would make the vector too long gets this lexeme instead of its prefixes.
-PREFIX_MISSING = PREFIX_MARK
-
-
-def _plain_lowercase(word: str) -> bool:
-    """PostgreSQL's to_tsquery('simple') keeps this word as one lexeme spelled as here:
-    ASCII letters and digits, or letters already in lower case (not CJK, which has none)."""
-    return all(
-        (c.isascii() and c.isalnum()) or (c.isalpha() and c == c.lower() and c != c.upper())
-        for c in word
-    )
-
-
-def pg_prefix_tsquery(terms: list[Term]) -> tuple[str, str] | None:
-    """For PostgreSQL's index lookup: (the other terms as to_tsquery text, possibly empty; the
-    prefix lexemes as tsquery input), or None when no term is a single-word prefix this can
-    write. A superset of the query's matches (a prefix longer than PREFIX_CHARS looks up its
-    first PREFIX_CHARS; rows without prefixes are included): db/search.py tests the query
-    itself on each row found."""
-    marked = [t for t in terms if t.prefix and len(t.words) == 1 and _plain_lowercase(t.words[0])]
-    if not marked:
-        return None
-    lexemes = ["'" + PREFIX_MARK + t.words[0][:PREFIX_CHARS] + "'" for t in marked]
-    prefixes = "(" + " & ".join(lexemes) + f") | '{PREFIX_MISSING}'"
-    return pg_tsquery([t for t in terms if t not in marked]), prefixes
-
-
 # ---- snippets ------------------------------------------------------------------------------
 
 
