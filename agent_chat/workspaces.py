@@ -87,6 +87,9 @@ MAX_LISTED = 500  # files listed in the panel; the rest are counted
 MAX_VISITED = 20_000  # entries one listing looks at, at most
 # Folders whose insides are tools' caches, not the agent's work: listed as skipped.
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".cache"})
+# hermes writes a file through a temporary one beside it, renamed over it when complete
+# (tools/file_operations.py): never a file of the user's, and gone a moment later.
+TEMP_PREFIX = ".hermes-tmp."
 PREVIEW_BYTES = 256 * 1024  # of a text file read for the preview
 IMAGE_PREVIEW_BYTES = 8 * 1024 * 1024
 IMAGE_TYPES = {
@@ -156,7 +159,7 @@ def list_files(
                     continue
                 if entry.is_symlink() and not inside(base, Path(entry.path)):
                     continue
-                if not entry.is_file(follow_symlinks=True):
+                if not entry.is_file(follow_symlinks=True) or entry.name.startswith(TEMP_PREFIX):
                     continue
                 if len(found) >= limit:
                     more += 1

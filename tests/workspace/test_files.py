@@ -31,6 +31,14 @@ def test_lists_regular_files_recursively_sorted_with_size_and_time(workspaces: W
     assert all(f.modified > 0 for f in listing.files)
 
 
+def test_hermes_temporary_files_are_not_listed(workspaces: Workspaces) -> None:
+    # What hermes' write_file leaves for a moment while it writes (then renames it over).
+    (workspaces.folder / ".hermes-tmp.YlUANu").write_text("half written")
+    (workspaces.folder / "src" / ".hermes-tmp.123.AbCdEf").write_text("")
+    (workspaces.folder / ".hidden-but-mine").write_text("x")
+    assert paths(workspaces) == [".hidden-but-mine", "hello.py", "src/notes.md"]
+
+
 def test_a_missing_or_malformed_workspace_lists_nothing(workspaces: Workspaces) -> None:
     import uuid
 
