@@ -6,6 +6,7 @@ and closes as soon as it ends."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 
@@ -189,22 +190,7 @@ async def test_an_open_websocket_closes_when_its_session_is_revoked(
                 return
             await send({"type": "websocket.send", "text": "echo " + message["text"]})
 
-    gate = LoginGate(
-        socket_app,
-        storage=lambda: storage,
-        config_loader=lambda: CONFIG,
-        clock=clock,
-        check_interval=0.05,
-    )
-    browser: asyncio.Queue[dict] = asyncio.Queue()
-    await browser.put({"type": "websocket.connect"})
-    await browser.put({"type": "websocket.receive", "text": "a"})
-    sent: list[dict] = []
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    task = asyncio.create_task(gate(_ws_scope(f"{COOKIE_NAME}={token}"), browser.get, send))
+    task, sent = await _open_socket(socket_app, token, storage, clock, "a")
     await asyncio.sleep(0.3)
     assert sent == [{"type": "websocket.accept"}, {"type": "websocket.send", "text": "echo a"}]
     await storage.call(auth_sessions.revoke_user_sessions, user_id=alice.id, now=users.utcnow())
@@ -219,8 +205,21 @@ async def test_an_open_websocket_closes_when_its_session_expires(
 ) -> None:
     await _log_in(client)
     token = client.cookies[COOKIE_NAME]
+    task, sent = await _open_socket(_hold_open, token, storage, clock)
+    await asyncio.sleep(0.2)
+    assert sent == [{"type": "websocket.accept"}]
+    clock.now += 12 * HOUR
+    await asyncio.wait_for(task, timeout=5)
+    assert sent[-1]["code"] == 1008
+
+
+async def _open_socket(
+    app: Any, token: str, storage: Storage, clock: Clock, *texts: str
+) -> tuple[asyncio.Task, list[dict]]:
+    """A browser's websocket through the gate (session checked every 50 ms) with the session
+    `token`: it connects, sends `texts`, then nothing. The running task and what it was sent."""
     gate = LoginGate(
-        _hold_open,
+        app,
         storage=lambda: storage,
         config_loader=lambda: CONFIG,
         clock=clock,
@@ -228,17 +227,15 @@ async def test_an_open_websocket_closes_when_its_session_expires(
     )
     browser: asyncio.Queue[dict] = asyncio.Queue()
     await browser.put({"type": "websocket.connect"})
+    for text in texts:
+        await browser.put({"type": "websocket.receive", "text": text})
     sent: list[dict] = []
 
     async def send(message: dict) -> None:
         sent.append(message)
 
     task = asyncio.create_task(gate(_ws_scope(f"{COOKIE_NAME}={token}"), browser.get, send))
-    await asyncio.sleep(0.2)
-    assert sent == [{"type": "websocket.accept"}]
-    clock.now += 12 * HOUR
-    await asyncio.wait_for(task, timeout=5)
-    assert sent[-1]["code"] == 1008
+    return task, sent
 
 
 async def _hold_open(scope, receive, send):
