@@ -17,6 +17,8 @@ DATA_DIR = PROJECT_ROOT / "data"
 DEFAULT_BRIDGE_PORT = 18731
 DEFAULT_APP_PORT = 3000
 DEFAULT_SESSION_HOURS = 12.0
+DEFAULT_STREAM_TTL_S = 3600.0
+DEFAULT_LEASE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,12 @@ class Settings:
     session_hours: float = DEFAULT_SESSION_HOURS
     # Tool profiles the operator enabled (agent_chat/tool_profiles.py), Chat by default.
     tool_profiles: tuple[str, ...] = ("chat",)
+    # Several workers (runs/redis_bus.py, runs/leases.py): with a Redis URL, run events and
+    # conversation states go through Redis and each run has one consumer by lease; without
+    # one everything stays in this process.
+    redis_url: str | None = None
+    redis_stream_ttl_s: float = DEFAULT_STREAM_TTL_S  # how long a run's stream outlives it
+    redis_lease_s: float = DEFAULT_LEASE_S  # a dead consumer's runs are taken over after this
 
 
 def _int(name: str, default: int | None) -> int | None:
@@ -106,4 +114,7 @@ def load_settings() -> Settings:
         admin_password=env("AGENT_CHAT_ADMIN_PASSWORD") or None,
         session_hours=_positive_float("AGENT_CHAT_SESSION_HOURS", DEFAULT_SESSION_HOURS),
         tool_profiles=enabled_profiles(),
+        redis_url=env("AGENT_CHAT_REDIS_URL") or None,
+        redis_stream_ttl_s=_positive_float("AGENT_CHAT_REDIS_STREAM_TTL", DEFAULT_STREAM_TTL_S),
+        redis_lease_s=_positive_float("AGENT_CHAT_REDIS_LEASE_S", DEFAULT_LEASE_S),
     )

@@ -19,6 +19,7 @@ from agent_chat.db.engine import make_engine, migrate
 from agent_chat.runs.bridge_watch import BridgeWatch
 from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
+from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,15 @@ async def start_services(
     if made:
         log.warning("Accounts: %s", made)
     bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
-    runs = RunManager(settings=settings, storage=storage, client=bridge)
+    bus, leases = None, None
+    if settings.redis_url:  # several workers: events, states and leases through Redis
+        bus, leases = redis_run_bus(
+            settings.redis_url,
+            storage=storage,
+            stream_ttl_s=settings.redis_stream_ttl_s,
+            lease_s=settings.redis_lease_s,
+        )
+    runs = RunManager(settings=settings, storage=storage, client=bridge, bus=bus, leases=leases)
     watch = BridgeWatch(bridge, runs.bus)
     _services = Services(settings, engine, storage, bridge, runs, watch)
     if tab_connected is not None:

@@ -60,3 +60,11 @@ if [ $dev = 1 ] && ! command -v chromium >/dev/null; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
 fi
+
+if [ $dev = 1 ] && ! command -v redis-server >/dev/null; then
+  echo "setup: installing Debian's redis-server for the several-workers tests"
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd=sudo
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq redis-server >/dev/null
+fi

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from sqlmodel import Session
+from sqlalchemy import update
+from sqlmodel import Session, col
 
 from agent_chat.db import messages, model_configs, pauses, sessions
 from agent_chat.db.errors import StoreError
@@ -160,9 +161,23 @@ def _tool_profile(plan: TurnPlan, current: str) -> str:
     return chosen if chosen in plan.enabled_profiles else plan.enabled_profiles[0]
 
 
-def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Outcome) -> None:
+def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Outcome) -> bool:
     """The run's outcome in one transaction: the answer, a compaction summary, open
-    questions abandoned unless it succeeded, and the conversation marked unread."""
+    questions abandoned unless it succeeded, and the conversation marked unread.
+
+    Once per run: False (and nothing written) when the message is no longer RUNNING. The
+    status moves first, by an UPDATE conditional on RUNNING, so of two consumers racing
+    (a takeover, `runs/leases.py`) exactly one sees its row change."""
+    claimed = session.execute(
+        update(ChatMessage)
+        .where(
+            col(ChatMessage.id) == message_id,
+            col(ChatMessage.status) == MessageStatus.RUNNING.value,
+        )
+        .values(status=MessageStatus(outcome.status).value)
+    )
+    if claimed.rowcount != 1:
+        return False
     usage = outcome.usage
     messages.finish_message(
         session=session,
@@ -182,6 +197,7 @@ def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Out
         sessions.set_unread(session=session, session_id=answer.session_id, unread=True)
     if outcome.status != MessageStatus.SUCCESS:
         pauses.abandon_pauses(session=session, run_id=run_id)
+    return True
 
 
 def mark_reset(*, session: Session, session_uuid: str) -> str:

@@ -52,6 +52,15 @@ class LogBatchWriter:
         if self._count >= self._max_rows:
             self._wake.set()
 
+    def discard(self, message_id: int) -> None:
+        """Drop a message's pending rows (its run is consumed elsewhere now: the new
+        consumer stores them, and rows from here could overlap its merged rows)."""
+        rows = self._pending.pop(message_id, None)
+        if rows:
+            self._count -= len(rows)
+            if not self._pending:
+                self._first_at = None
+
     async def flush(self) -> None:
         """Write everything pending now; on failure the rows stay pending and it raises."""
         async with self._flush_lock:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from agent_chat.protocol.events import RunEvent
 
@@ -44,6 +44,10 @@ class Subscription(Protocol):
 
 
 class RunBus(Protocol):
+    async def start(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
     def open(self, run_id: str, history: Iterable[RunEvent] = ()) -> None: ...
 
     def publish(self, run_id: str, event: RunEvent) -> None: ...
@@ -139,8 +143,8 @@ class SessionChanges:
     """Every conversation's run state changes from the moment of subscribing, for one
     reader. `close()` when done (the bus stops queueing for it)."""
 
-    def __init__(self, bus: LocalRunBus) -> None:
-        self._bus = bus
+    def __init__(self, bus: LocalRunBus | Any) -> None:
+        self._bus = bus  # any bus that keeps its readers in `_readers`
         self._queue: asyncio.Queue[SessionChange] = asyncio.Queue()
 
     def __aiter__(self) -> SessionChanges:
@@ -175,6 +179,12 @@ class LocalRunBus:
     def __init__(self) -> None:
         self._channels: dict[str, _Channel] = {}
         self._readers: set[SessionChanges] = set()
+
+    async def start(self) -> None:
+        """Nothing to connect to (a bus over a server connects here)."""
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
 
     def open(self, run_id: str, history: Iterable[RunEvent] = ()) -> None:
         self._channels[run_id] = _Channel(history)

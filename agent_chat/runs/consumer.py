@@ -177,10 +177,11 @@ class Consumer:
         # Under the start lock, and out of the registry before the outcome is stored:
         # whoever sees the stored outcome also sees the run gone, and a send waits for the
         # lock, so its context already holds this answer.
+        finalised: bool | None = None  # None: the write failed (it is retried on re-attach)
         async with self._lock:
             self._forget(live)
             try:
-                await self.store_with_retry(
+                finalised = await self.store_with_retry(
                     turns.finalise_run,
                     message_id=live.message_id,
                     run_id=live.run_id,
@@ -192,7 +193,8 @@ class Consumer:
                 log.exception("finalising message %s failed", live.message_id)
         self.bus.close(live.run_id)
         self.bus.publish_session(SessionChange(live.session_uuid, ""))
-        self._on_finished(live, status)
+        if finalised is not False:  # False: another consumer finished it (a takeover race)
+            self._on_finished(live, status)
 
     async def store_with_retry(self, fn: Callable[..., Any], /, **kwargs: Any) -> Any:
         """A store call that outlasts a briefly unwritable database (locked, restarting)."""

@@ -18,16 +18,19 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agent_chat.config import Settings
 from agent_chat.db import logs, messages, queue, turns
-from agent_chat.db.models import ChatMessage, MessageStatus, ModelConfig
+from agent_chat.db.models import ChatMessage, MessageStatus
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
 from agent_chat.protocol.log_codec import stored_event
 from agent_chat.protocol.reducer import replay
+from agent_chat.runs.bridge_model import bridge_model
 from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange, SessionChanges
 from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable, RunNotFound
 from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
+from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
 from agent_chat.runs.replay import StoredReplay
 from agent_chat.runs.storage import Storage
+from agent_chat.runs.takeover import TakeoverWatch
 from agent_chat.skills import skill_prompt
 
 __all__ = ["BRIDGE_RESTARTED", "LiveRun", "RunManager", "RunRefused", "StartedRun"]
@@ -46,21 +49,6 @@ class StartedRun:
     assistant_message_id: int
 
 
-def bridge_model(model: ModelConfig) -> dict[str, Any]:
-    """The model settings sent to the bridge (the key never goes anywhere else)."""
-    body: dict[str, Any] = {
-        "base_url": model.base_url,
-        "api_key": model.api_key or "",
-        "model": model.model_name,
-    }
-    if model.context_length:
-        body["context_length"] = model.context_length
-        # hermes' "custom" provider asks for 65,536 output tokens unless told otherwise, more
-        # than a small window holds; an eighth of the window leaves room for the context.
-        body["max_tokens"] = max(1024, model.context_length // 8)
-    return body
-
-
 class RunManager:
     def __init__(
         self,
@@ -69,11 +57,13 @@ class RunManager:
         storage: Storage,
         client: BridgeClient,
         bus: RunBus | None = None,
+        leases: RunLeases | None = None,
     ) -> None:
         self.settings = settings
         self.storage = storage
         self.client = client
         self.bus: RunBus = bus or LocalRunBus()
+        self.leases = HeldLeases(leases or LocalLeases())  # one consumer per run
         self._runs: dict[str, LiveRun] = {}
         self._lock = asyncio.Lock()
         self.consumer = Consumer(
@@ -81,27 +71,36 @@ class RunManager:
             client=client,
             bus=self.bus,
             lock=self._lock,
-            forget=lambda live: self._runs.pop(live.run_id, None),
+            forget=self._forget,
             on_finished=self._send_next_queued,
         )
         self._background_tasks: set[asyncio.Task] = set()
         self.writer = self.consumer.writer
+        self.takeover = TakeoverWatch(
+            storage=storage, followed=lambda run_id: run_id in self._runs, reattach=self._reattach
+        )
 
     # ---- lifecycle -------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start the writer and re-attach to every run the database says is still going."""
+        """Start the writer and re-attach to every run still going that no worker consumes."""
+        await self.bus.start()
         self.writer.start()
         for message in await self.storage.call(messages.running_messages):
             await self._reattach(message)
+        if self.leases.leases.shared:
+            self.takeover.start()
 
     async def close(self) -> None:
         """Stop following runs (they go on in the bridge) and flush the logs."""
+        await self.takeover.close()
         tasks = [r.task for r in self._runs.values() if r.task] + list(self._background_tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.writer.close()
+        await self.leases.release_all()  # another worker may take the runs over at once
+        await self.bus.aclose()
 
     # ---- following runs --------------------------------------------------------------
 
@@ -302,6 +301,7 @@ class RunManager:
                 )
             run_id = uuid.uuid4().hex
             plan = replace(plan, enabled_profiles=self.settings.tool_profiles)
+            lease = await self._lease(run_id)  # before the answer is RUNNING: no takeover
             try:
                 prepared = await self._store(
                     turns.prepare_turn,
@@ -309,7 +309,10 @@ class RunManager:
                     run_id=run_id,
                     skill_prompt=lambda folder: skill_prompt(self.settings.skills_dir, folder),
                 )
-            except SQLAlchemyError as exc:
+            except BaseException as exc:
+                await lease.release()
+                if not isinstance(exc, SQLAlchemyError):
+                    raise
                 log.exception("could not store the new turn")
                 raise RunRefused(
                     "The message could not be saved (the database is not writable right now), "
@@ -318,7 +321,7 @@ class RunManager:
             live = LiveRun(
                 run_id, prepared.assistant_id, prepared.chat_session_id, plan.session_uuid
             )
-            self._follow(live)
+            self._follow(live, lease=lease)
         started = StartedRun(run_id, prepared.user_id, prepared.assistant_id)
         try:
             await self.client.start_run(
@@ -341,14 +344,20 @@ class RunManager:
         live.task = asyncio.create_task(self.consumer.consume(live), name=f"run-{run_id}")
         return started
 
-    def _follow(self, live: LiveRun, history: list[RunEvent] | None = None) -> None:
+    def _follow(
+        self, live: LiveRun, history: list[RunEvent] | None = None, *, lease: Lease
+    ) -> None:
         """Register the run and open its channel (readers may subscribe from now on)."""
         self._runs[live.run_id] = live
+        self.leases.hold(lease, on_lost=lambda: self._lost(live))
         self.bus.open(live.run_id, history or ())
         self.bus.publish_session(SessionChange(live.session_uuid, live.session_state))
 
     async def _reattach(self, message: ChatMessage) -> None:
         if not message.run_id or message.run_id in self._runs:
+            return
+        lease = await self.leases.leases.acquire(message.run_id)
+        if lease is None:  # another worker consumes it
             return
         rows = await self.storage.call(logs.list_logs, message_id=message.id)
         history = [stored_event(r.seq, r.kind, r.content, r.meta_json) for r in rows]
@@ -357,7 +366,7 @@ class RunManager:
         )
         view = replay([e.as_dict() for e in history])
         live = LiveRun(message.run_id, message.id, message.session_id, session_uuid, view)
-        self._follow(live, history)
+        self._follow(live, history, lease=lease)
         if live.view.finished:
             # The log already holds the terminal event (the app stopped before finalising
             # the message): the bridge has nothing newer and may have dropped the run.
@@ -365,3 +374,23 @@ class RunManager:
             return
         live.task = asyncio.create_task(self.consumer.consume(live), name=f"run-{live.run_id}")
         log.info("re-attached to run %s after seq %d", live.run_id, live.view.last_seq)
+
+    # ---- the lease: one consumer per run (runs/leases.py) --------------------------------
+
+    async def _lease(self, run_id: str) -> Lease:
+        try:
+            return await self.leases.acquire_new(run_id)
+        except LeaseUnavailable as exc:
+            raise RunRefused(f"Nothing was sent: {exc}") from exc
+
+    def _forget(self, live: LiveRun) -> None:
+        self._runs.pop(live.run_id, None)
+        self.leases.give_back(live.run_id)
+
+    def _lost(self, live: LiveRun) -> None:
+        """Another worker took the run over (this one stalled): stop, finish nothing."""
+        self._runs.pop(live.run_id, None)
+        self.leases.drop(live.run_id)
+        if live.task is not None:
+            live.task.cancel()
+        self.writer.discard(live.message_id)

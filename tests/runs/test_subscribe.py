@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
 
 from agent_chat.db import sessions
 from agent_chat.protocol.events import TERMINAL_EVENTS, EventType, RunEvent
 from agent_chat.protocol.reducer import replay
-from agent_chat.runs.bus import LocalRunBus, SessionChange
+from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange
+from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
 from tests.support.bridge import RunningBridge
+from tests.support.redis import new_prefix
 from tests.support.runs import MakeManager
 
 
@@ -33,9 +38,9 @@ def _numbered(events: list[RunEvent]) -> list[int]:
 
 
 async def test_readers_that_join_early_late_or_after_the_end_see_the_same_run(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_bus_manager: MakeManager
 ) -> None:
-    manager = await make_manager(bridge.base_url)
+    manager = await make_bus_manager(bridge.base_url)
     started = await manager.send(session_uuid=_new_chat(storage), text="slow please")
     early = asyncio.create_task(_read_all(manager.subscribe(started.run_id)))
     live = manager.live(started.run_id)
@@ -61,9 +66,9 @@ async def test_readers_that_join_early_late_or_after_the_end_see_the_same_run(
 
 
 async def test_session_changes_report_running_waiting_and_the_end(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_bus_manager: MakeManager
 ) -> None:
-    manager = await make_manager(bridge.base_url)
+    manager = await make_bus_manager(bridge.base_url)
     chat = _new_chat(storage)
     changes = manager.session_changes()
     try:
@@ -92,30 +97,55 @@ async def test_session_changes_report_running_waiting_and_the_end(
 
 
 async def test_an_unknown_run_is_an_empty_replay(
-    bridge: RunningBridge, storage: Storage, make_manager: MakeManager
+    bridge: RunningBridge, storage: Storage, make_bus_manager: MakeManager
 ) -> None:
-    manager = await make_manager(bridge.base_url)
+    manager = await make_bus_manager(bridge.base_url)
     assert await _read_all(manager.subscribe("no-such-run")) == []
 
 
-async def test_a_waiting_reader_loses_nothing_when_its_wait_is_cancelled() -> None:
-    bus = LocalRunBus()
+@pytest.fixture(params=["local", "redis"])
+async def any_bus(request: pytest.FixtureRequest, storage: Storage) -> AsyncIterator[RunBus]:
+    """A bus on its own, started: in-process, or over the session's redis-server."""
+    if request.param == "local":
+        bus: RunBus = LocalRunBus()
+    else:
+        bus, _ = redis_run_bus(
+            request.getfixturevalue("redis_url"),
+            storage=storage,
+            stream_ttl_s=60,
+            lease_s=5,
+            prefix=new_prefix(),
+        )
+    await bus.start()
+    yield bus
+    await bus.aclose()
+
+
+async def test_a_waiting_reader_loses_nothing_when_its_wait_is_cancelled(any_bus: RunBus) -> None:
+    bus = any_bus
     bus.open("r")
     reader = bus.subscribe("r")
     assert reader is not None
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(reader.__anext__(), 0.05)
     bus.publish("r", RunEvent(1, EventType.TEXT_DELTA, {"text": "a"}))
+    bus.publish("r", RunEvent(0, EventType.BRIDGE_LINK, {"connected": False}))
     bus.publish("r", RunEvent(2, EventType.RUN_COMPLETED, {}))
     bus.close("r")
-    assert [e.seq for e in [e async for e in reader]] == [1, 2]
-    assert bus.subscribe("r") is None  # closed channels are dropped
+    assert [e.seq for e in await _read_all(reader, 10)] == [1, 0, 2]
+    late = bus.subscribe("r")
+    if isinstance(bus, LocalRunBus):
+        assert late is None  # closed channels are dropped (the manager replays the log)
+    else:  # the stream outlives the run (stream_ttl_s): replayed from it, link event too
+        assert [e.seq for e in await _read_all(late, 10)] == [1, 0, 2]
+        assert [e.seq for e in await _read_all(bus.subscribe("r", after_seq=1), 10)] == [0, 2]
 
 
-async def test_a_closed_session_reader_stops_receiving() -> None:
-    bus = LocalRunBus()
+async def test_a_closed_session_reader_stops_receiving(any_bus: RunBus) -> None:
+    bus = any_bus
     first, second = bus.session_changes(), bus.session_changes()
     first.close()
     bus.publish_session(SessionChange("s", "running"))
+    assert await second.next(timeout=5) == SessionChange("s", "running")
     assert first.take_ready() == []
-    assert second.take_ready() == [SessionChange("s", "running")]
+    second.close()

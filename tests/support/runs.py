@@ -16,6 +16,7 @@ from agent_chat.protocol.log_codec import row_to_event, seqs_covered
 from agent_chat.protocol.reducer import RunView, replay
 from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import LiveRun, RunManager
+from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
 
@@ -92,17 +93,37 @@ async def run_to_end(manager: RunManager, run_id: str, timeout: float = 30.0) ->
 
 
 @contextlib.asynccontextmanager
-async def managers(db_url: str, storage: Storage) -> AsyncIterator[MakeManager]:
+async def managers(
+    db_url: str, storage: Storage, *, redis_url: str | None = None, prefix: str = "agent_chat"
+) -> AsyncIterator[MakeManager]:
     """`await make(bridge_url, start=True, **settings_overrides)` makes a RunManager over
-    `storage`; every one made is closed (runs go on in the bridge), its client too."""
+    `storage`; every one made is closed (runs go on in the bridge), its client too.
+
+    With `redis_url` each manager is a worker of its own: its own Redis client, bus and
+    leases (`runs/redis_bus.py`), all under `prefix`; `takeover_s` sets how often it looks
+    for runs to take over."""
     made: list[tuple[RunManager, BridgeClient]] = []
 
-    async def make(bridge_url: str, *, start: bool = True, **overrides: Any) -> RunManager:
+    async def make(
+        bridge_url: str, *, start: bool = True, takeover_s: float = 0.5, **overrides: Any
+    ) -> RunManager:
         settings: Settings = dataclasses.replace(
             load_settings(), db_url=db_url, bridge_url=bridge_url, **overrides
         )
         client = BridgeClient(bridge_url, reconnect_for=2.0)
-        manager = RunManager(settings=settings, storage=storage, client=client)
+        bus, leases = None, None
+        if redis_url:
+            bus, leases = redis_run_bus(
+                redis_url,
+                storage=storage,
+                stream_ttl_s=settings.redis_stream_ttl_s,
+                lease_s=settings.redis_lease_s,
+                prefix=prefix,
+            )
+        manager = RunManager(
+            settings=settings, storage=storage, client=client, bus=bus, leases=leases
+        )
+        manager.takeover.interval_s = takeover_s
         made.append((manager, client))
         if start:
             await manager.start()
