@@ -34,6 +34,8 @@ def _tab_connected(token: str) -> bool:
 @contextlib.asynccontextmanager
 async def services_lifespan():
     logging.basicConfig(level=logging.INFO)
+    # httpx logs every request at INFO, here mostly the bridge's /health polls: noise.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     await start_services(tab_connected=_tab_connected)
     try:
         yield

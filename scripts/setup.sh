@@ -53,6 +53,14 @@ if [ ! -x .tools/node_modules/.bin/bun ]; then
   npm install --silent --prefix .tools --no-audit --no-fund --save-exact bun@1.4.4
 fi
 
+# Reflex's first `run` makes .web/ and then says "Run `uv run reflex run` to start the app",
+# which is not how this app starts (./run.sh): make it here, quietly (about a second).
+if [ ! -d .web ]; then
+  out=$(PATH="$PWD/.venv/bin:$PWD/.tools/node_modules/.bin:$PATH" REFLEX_TELEMETRY_ENABLED=false \
+    REFLEX_CHECK_LATEST_VERSION=false .venv/bin/python -m reflex init --no-agents </dev/null 2>&1) ||
+    { echo "$out" >&2; exit 1; }
+fi
+
 if [ $dev = 1 ] && ! command -v chromium >/dev/null; then
   echo "setup: installing Debian's chromium for the browser tests"
   sudo_cmd=""

@@ -22,6 +22,16 @@ class _QuietHermes(logging.Filter):
         return record.levelno >= logging.WARNING or record.name.startswith(self.OWN)
 
 
+class _NoHealthPolls(logging.Filter):
+    """The app polls /health every few seconds (runs/bridge_watch.py): one access line each
+    would bury every line worth reading. Other requests are still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        path = args[2] if isinstance(args, tuple) and len(args) > 2 else ""
+        return not (isinstance(path, str) and path.split("?", 1)[0] == "/health")
+
+
 def main(argv: list[str] | None = None) -> None:
     limit_arenas()  # before any run thread: a long day must not step memory up per thread
     settings = load_bridge_settings()  # before hermes is imported (it loads $HERMES_HOME/.env)
@@ -42,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
             "bridge listens on %s without AGENT_CHAT_BRIDGE_TOKEN: anyone who can reach it can run agents",
             args.host,
         )
+    logging.getLogger("uvicorn.access").addFilter(_NoHealthPolls())
     app = create_app(settings)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower())
 
