@@ -13,7 +13,7 @@ from enum import StrEnum
 from uuid import uuid4
 
 import sqlalchemy as sa
-from sqlalchemy import DateTime, Index, Text, UniqueConstraint
+from sqlalchemy import DateTime, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
@@ -137,6 +137,14 @@ class ChatMessage(SQLModel, table=True):
         Index("ix_chat_message_session_id_created_at", "session_id", "created_at"),
         Index("ix_chat_message_parent_id_is_active", "parent_id", "is_active"),
         Index("ix_chat_message_run_id", "run_id"),
+        # The few RUNNING answers, read at start and each second by the takeover watch
+        # (runs/takeover.py) with several workers: partial, so it stays tiny.
+        Index(
+            "ix_chat_message_running",
+            "id",
+            sqlite_where=text("status = 'RUNNING'"),
+            postgresql_where=text("status = 'RUNNING'"),
+        ),
         {"extend_existing": True},
     )
 
