@@ -17,7 +17,7 @@ from tests.support.databases import BEFORE_ACCOUNTS, alembic_config
 
 
 def test_a_password_only_install_keeps_every_conversation(
-    empty_db_url: str, monkeypatch: pytest.MonkeyPatch
+    empty_db_url: str, monkeypatch: pytest.MonkeyPatch, user: int
 ) -> None:
     use_cheap_hashes(monkeypatch)
     command.upgrade(alembic_config(empty_db_url), BEFORE_ACCOUNTS)
@@ -26,7 +26,7 @@ def test_a_password_only_install_keeps_every_conversation(
         assert "app_user" not in sa.inspect(engine).get_table_names()
         with open_session(engine) as session:
             for n in range(3):
-                chat = create_session(session=session, title=f"old conversation {n}")
+                chat = create_session(user_id=user, session=session, title=f"old conversation {n}")
                 append_message(
                     session=session,
                     chat_session_id=chat.id,
@@ -44,7 +44,9 @@ def test_a_password_only_install_keeps_every_conversation(
             )
         assert how is not None
         with open_session(engine) as session:
-            chats = sorted(list_sessions(session=session), key=lambda chat: chat.title)
+            chats = sorted(
+                list_sessions(user_id=user, session=session), key=lambda chat: chat.title
+            )
             assert [c.title for c in chats] == [f"old conversation {n}" for n in range(3)]
             for n, chat in enumerate(chats):
                 branch = active_branch(session=session, chat_session_id=chat.id)

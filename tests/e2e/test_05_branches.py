@@ -141,7 +141,7 @@ def test_a_long_conversation_opens_with_the_newest_messages_and_pages_back(
     storage = Storage(make_engine(stack.env["AGENT_CHAT_DB_URL"]))
 
     def build(*, session) -> str:
-        chat = sessions.create_session(session=session, title="Long history")
+        chat = sessions.create_session(user_id=user, session=session, title="Long history")
         parent = None
         for i in range(120):
             role = MessageRole.USER if i % 2 == 0 else MessageRole.ASSISTANT

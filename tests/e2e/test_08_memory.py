@@ -37,7 +37,7 @@ def _add_summaries(stack: Stack, session_uuid: str, *texts_and_times) -> None:
     engine = make_engine(stack.env["AGENT_CHAT_DB_URL"])
     try:
         with open_session(engine) as session:
-            chat = get_session(session=session, session_uuid=session_uuid)
+            chat = get_session(user_id=user, session=session, session_uuid=session_uuid)
             parent = active_branch(session=session, chat_session_id=chat.id)[-1]
             for text, created_at in texts_and_times:
                 parent = append_message(

@@ -53,11 +53,11 @@ async def test_export_endpoint_downloads_markdown_and_json(
 
 
 async def test_export_file_name_falls_back_for_untitled_and_non_ascii_titles(
-    engine: Engine, client: httpx.AsyncClient
+    engine: Engine, client: httpx.AsyncClient, user: int
 ) -> None:
     with open_session(engine) as session:
-        untitled = create_session(session=session).session_uuid
-        cafe = create_session(session=session, title="Café 東京 trip!").session_uuid
+        untitled = create_session(user_id=user, session=session).session_uuid
+        cafe = create_session(user_id=user, session=session, title="Café 東京 trip!").session_uuid
     async with client:
         plain = await client.get(_url(untitled))
         fancy = await client.get(_url(cafe, "json"))

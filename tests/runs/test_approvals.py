@@ -25,6 +25,7 @@ from tests.support.runs import (
     stored_view,
     wait_for,
 )
+from tests.support.users import default_owner
 
 PROFILES = ("chat", "workspace")
 RM = 'rm it\nCALL terminal {"command": "rm -rf victim"}'
@@ -98,7 +99,12 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
 def _collect(*, session: Any, session_uuid: str) -> Any:
     from agent_chat import export
 
-    return export.collect(session=session, session_uuid=session_uuid, branch="all")
+    return export.collect(
+        user_id=default_owner(session=session),
+        session=session,
+        session_uuid=session_uuid,
+        branch="all",
+    )
 
 
 async def test_a_bridge_restart_abandons_a_pending_approval(

@@ -15,11 +15,14 @@ from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
 from tests.support.runs import MakeManager, chat_messages, finished, new_chat
+from tests.support.users import default_owner
 
 
 def all_messages(storage: Storage, session_uuid: str) -> list[ChatMessage]:
     def read(*, session: Any) -> list[ChatMessage]:
-        chat = sessions.get_session(session=session, session_uuid=session_uuid)
+        chat = sessions.get_session(
+            user_id=default_owner(session=session), session=session, session_uuid=session_uuid
+        )
         return list(session.exec(select(ChatMessage).where(ChatMessage.session_id == chat.id)))
 
     return storage.call_sync(read)
@@ -68,7 +71,7 @@ async def chat_with_two_turns(
 
 
 async def test_regenerate_adds_a_version_and_keeps_the_old_one(
-    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel
+    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     before = len(all_messages(storage, session_uuid))
@@ -88,7 +91,7 @@ async def test_regenerate_adds_a_version_and_keeps_the_old_one(
     # Regenerating the regenerated answer gives a third version.
     third = await manager.regenerate(session_uuid=session_uuid, message_id=new_answer.id)
     await finished(storage, third.assistant_message_id)
-    group = storage.call_sync(messages.siblings, message_id=old_answer.id)
+    group = storage.call_sync(messages.siblings, user_id=user, message_id=old_answer.id)
     assert [m.id for m in group] == [old_answer.id, new_answer.id, third.assistant_message_id]
     assert [m.is_active for m in group] == [False, False, True]
     assert len(all_messages(storage, session_uuid)) == before + 2  # nothing deleted
@@ -96,7 +99,7 @@ async def test_regenerate_adds_a_version_and_keeps_the_old_one(
 
 
 async def test_edit_of_the_first_message_starts_a_new_root_without_history(
-    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel
+    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     old_branch = chat_messages(storage, session_uuid)
@@ -117,7 +120,7 @@ async def test_edit_of_the_first_message_starts_a_new_root_without_history(
     assert_tree_invariants(storage, session_uuid)
 
     # Switching back to version 1 brings back its whole continuation.
-    storage.call_sync(messages.switch_version, message_id=branch[0].id, step=-1)
+    storage.call_sync(messages.switch_version, user_id=user, message_id=branch[0].id, step=-1)
     assert [m.id for m in chat_messages(storage, session_uuid)] == [m.id for m in old_branch]
     assert_tree_invariants(storage, session_uuid)
 
@@ -141,14 +144,14 @@ async def test_edit_in_the_middle_sends_only_the_branch_above_it(
 
 
 async def test_after_reset_the_agent_sees_nothing_before_the_marker(
-    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel
+    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     hermes_before = storage.call_sync(
-        sessions.get_session, session_uuid=session_uuid
+        sessions.get_session, user_id=user, session_uuid=session_uuid
     ).hermes_session
     await manager.reset(session_uuid=session_uuid)
-    chat = storage.call_sync(sessions.get_session, session_uuid=session_uuid)
+    chat = storage.call_sync(sessions.get_session, user_id=user, session_uuid=session_uuid)
     assert chat.hermes_session != hermes_before
     answer = await ask(manager, storage, session_uuid, "recall anything?")
     assert answer.content == "I have no earlier message."

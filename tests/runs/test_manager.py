@@ -36,7 +36,11 @@ STOPPED = MessageStatus.STOPPED.value
 
 
 async def test_send_completes_with_the_answer_usage_title_and_every_event_logged(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
@@ -55,7 +59,7 @@ async def test_send_completes_with_the_answer_usage_title_and_every_event_logged
     assert (question.role, question.content, question.status) == ("USER", text, "SENT")
     assert answer.parent_id == question.id
 
-    title = storage.call_sync(sessions.get_session, session_uuid=chat).title
+    title = storage.call_sync(sessions.get_session, user_id=user, session_uuid=chat).title
     assert title == "Hello there, this is the first"[:30] and "\n" not in title
 
     assert live.view.state == "succeeded"
@@ -66,7 +70,11 @@ async def test_send_completes_with_the_answer_usage_title_and_every_event_logged
 
 
 async def test_second_turn_sends_the_first_as_history(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
@@ -80,7 +88,10 @@ async def test_second_turn_sends_the_first_as_history(
     )
     branch = chat_messages(storage, chat)
     assert [m.role for m in branch] == ["USER", "ASSISTANT", "USER", "ASSISTANT"]
-    assert storage.call_sync(sessions.get_session, session_uuid=chat).title == "My name is Ada"
+    assert (
+        storage.call_sync(sessions.get_session, user_id=user, session_uuid=chat).title
+        == "My name is Ada"
+    )
 
 
 # ---- refusals --------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
 from tests.support.runs import MakeManager, chat_messages, finished, new_chat, run_to_end, wait_for
+from tests.support.users import default_owner
 
 
 def _texts(storage: Storage, chat: str) -> list[str]:
@@ -15,7 +16,12 @@ def _texts(storage: Storage, chat: str) -> list[str]:
 
 
 def _queued(storage: Storage, chat: str) -> list[str]:
-    return [q.content for q in storage.call_sync(queue.list_queued, session_uuid=chat)]
+    return [
+        q.content
+        for q in storage.call_sync(
+            queue.list_queued, user_id=storage.call_sync(default_owner), session_uuid=chat
+        )
+    ]
 
 
 async def test_queued_messages_go_in_order_when_the_run_ends(

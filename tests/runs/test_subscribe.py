@@ -20,10 +20,13 @@ from agent_chat.runs.storage import Storage
 from tests.support.bridge import RunningBridge
 from tests.support.redis import new_prefix
 from tests.support.runs import MakeManager
+from tests.support.users import default_owner
 
 
 def _new_chat(storage: Storage) -> str:
-    return storage.call_sync(sessions.create_session).session_uuid
+    return storage.call_sync(
+        sessions.create_session, user_id=storage.call_sync(default_owner)
+    ).session_uuid
 
 
 async def _read_all(subscription, timeout: float = 30.0) -> list[RunEvent]:
