@@ -15,12 +15,14 @@ from agent_chat.db.engine import open_session
 from agent_chat.db.sessions import create_session
 from agent_chat.runs.storage import Storage
 from tests.export.conversation import API_KEY, build_conversation, db_messages
+from tests.support.users import acting_as
 
 
 @pytest.fixture
-def client(engine: Engine) -> httpx.AsyncClient:
+def client(engine: Engine, user: int) -> httpx.AsyncClient:
     storage = Storage(engine)
-    transport = httpx.ASGITransport(app=create_api(lambda: SimpleNamespace(storage=storage)))
+    api = create_api(lambda: SimpleNamespace(storage=storage))
+    transport = httpx.ASGITransport(app=acting_as(api, user))
     return httpx.AsyncClient(transport=transport, base_url="http://test")
 
 

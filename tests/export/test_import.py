@@ -27,6 +27,7 @@ from agent_chat.export.importing import MAX_IMPORT_BYTES, RUNNING_NOTE
 from agent_chat.runs.storage import Storage
 from tests.export.conversation import EXPORTED_AT, build_conversation, read_export
 from tests.export.conversation import Conversation as Conv
+from tests.support.users import acting_as
 
 URL = "/api/chat/sessions/import"
 
@@ -74,9 +75,10 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
-def client(engine: Engine) -> httpx.AsyncClient:
+def client(engine: Engine, user: int) -> httpx.AsyncClient:
     storage = Storage(engine)
-    transport = httpx.ASGITransport(app=create_api(lambda: SimpleNamespace(storage=storage)))
+    api = create_api(lambda: SimpleNamespace(storage=storage))
+    transport = httpx.ASGITransport(app=acting_as(api, user))
     return httpx.AsyncClient(transport=transport, base_url="http://test")
 
 

@@ -42,7 +42,12 @@ def _other(engine: Engine, title: str) -> str:
 
 def _share(engine: Engine, uuid: str, expiry: str = "never"):
     with open_session(engine) as session:
-        return create_share(session=session, session_uuid=uuid, expiry=expiry)
+        return create_share(
+            session=session,
+            session_uuid=uuid,
+            user_id=default_owner(session=session),
+            expiry=expiry,
+        )
 
 
 @pytest.fixture

@@ -5,9 +5,12 @@ get no user id make their rows for; `other_user` is "bob", who must see none of 
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Engine
 from sqlmodel import Session
 
+from agent_chat.auth import SCOPE_TOKEN_USER_KEY
 from agent_chat.db import users
 from agent_chat.db.engine import open_session
 from agent_chat.db.models import UserRole
@@ -40,3 +43,22 @@ def user_on(engine: Engine, username: str, *, admin: bool = False) -> int:
     """`make_user` in its own committed transaction."""
     with open_session(engine) as session:
         return make_user(session, username, admin=admin)
+
+
+def acting_as(app: Any, user_id: int) -> Any:
+    """`app` (an ASGI app: the API without the login gate) with every request acting for
+    `user_id`, as the gate marks a request whose API token is that user's."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, SCOPE_TOKEN_USER_KEY: user_id}
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def user_named(*, session: Session, username: str) -> int:
+    """The id of an existing user (e.g. a test stack's administrator, accounts.ADMIN_USER)."""
+    found = users.find_user(session=session, username=username)
+    assert found is not None and found.id is not None, f"no user {username!r}"
+    return found.id
