@@ -28,6 +28,10 @@ class Refused(StoreError):
     """The request cannot be done with the data as it is; the message says why."""
 
 
+# Also for another person's conversation: the same words (no way to learn it exists).
+NO_CONVERSATION = "This conversation does not exist (it may have been deleted)."
+
+
 class TurnMode(StrEnum):
     SEND = "send"  # a new user message at the end of the active branch
     EDIT = "edit"  # a new version of a user message, answered from the same point
@@ -256,7 +260,7 @@ def own_message(
 def existing_chat(session: Session, session_uuid: str, user_id: int) -> ChatSession:
     chat = sessions.get_session(session=session, session_uuid=session_uuid, user_id=user_id)
     if chat is None:
-        raise Refused("This conversation does not exist (it may have been deleted).")
+        raise Refused(NO_CONVERSATION)
     return chat
 
 

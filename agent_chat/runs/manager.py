@@ -130,6 +130,14 @@ class RunManager(QueueAndPrepare):
             r.session_uuid: r.session_state for r in self._runs.values() if r.owner_id == user_id
         }
 
+    def _live_for(self, session_uuid: str, user_id: int) -> LiveRun | None:
+        """The conversation's run followed here; another person's conversation is refused
+        as missing (before "it is running" could tell that it exists)."""
+        live = self.live_for_session(session_uuid)
+        if live is not None and live.owner_id != user_id:
+            raise RunRefused(turns.NO_CONVERSATION)
+        return live
+
     async def _owned(self, run_id: str, user_id: int) -> LiveRun | None:
         """The run followed here if it is `user_id`'s; None when it is theirs but not live
         here (finished, or another worker's); `UnknownRun` when unknown or another's."""
@@ -189,7 +197,7 @@ class RunManager(QueueAndPrepare):
     async def reset(self, *, user_id: int, session_uuid: str) -> None:
         """Give the session a fresh agent and add a RESET marker: later runs see nothing above it."""
         async with self._lock:
-            if self.live_for_session(session_uuid):
+            if self._live_for(session_uuid, user_id):
                 raise RunRefused(
                     "The conversation is running: stop it before resetting the context."
                 )
@@ -234,7 +242,7 @@ class RunManager(QueueAndPrepare):
 
     async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
         async with self._lock:
-            if self.live_for_session(plan.session_uuid):
+            if self._live_for(plan.session_uuid, plan.owner_id):
                 raise RunRefused(
                     "This conversation is still running. Wait for the answer or stop it first."
                 )
