@@ -24,6 +24,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import StreamingResponse
 
+from agent_chat.api.deps import Me
 from agent_chat.db import sessions
 from agent_chat.runs.storage import Storage
 from agent_chat.workspaces import IMAGE_TYPES, open_inside, workspaces_root
@@ -82,9 +83,9 @@ def workspace_router(
         responses={404: {"description": "No such file in this conversation's workspace"}},
     )
     async def workspace_file(
-        session_uuid: str, path: str, inline: bool = Query(False)
+        me: Me, session_uuid: str, path: str, inline: bool = Query(False)
     ) -> StreamingResponse:
-        chat = await get_storage().call(sessions.get_session, session_uuid=session_uuid)
+        chat = await get_storage().call(sessions.get_session, session_uuid=session_uuid, user_id=me)
         if chat is None:
             raise not_found
         try:

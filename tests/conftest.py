@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from agent_chat.db.engine import make_engine
+from agent_chat.db.engine import make_engine, open_session
 from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel, running_fake_model
 from tests.support.bridge import RunningBridge, StartBridge, bridges_in_threads
 from tests.support.bridge import hermes_home as make_hermes_home
 from tests.support.databases import MigratedDatabases, fresh_database
+from tests.support.users import default_owner, user_on
 
 # --- fake model server and bridge ---------------------------------------------------------
 
@@ -80,6 +81,19 @@ def engine(db_url: str) -> Iterator[Engine]:
 @pytest.fixture
 def storage(engine: Engine) -> Storage:
     return Storage(engine)
+
+
+@pytest.fixture
+def user(engine: Engine) -> int:
+    """The id of the person who owns the test's conversations (tests/support/users.py)."""
+    with open_session(engine) as session:
+        return default_owner(session=session)
+
+
+@pytest.fixture
+def other_user(engine: Engine) -> int:
+    """Another person, who must see none of `user`'s rows."""
+    return user_on(engine, "bob")
 
 
 # --- which tests use a database, and the order ----------------------------------------------

@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from agent_chat.api.schemas import ErrorOut
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.runs.client import BridgeError, BridgeUnavailable
+from agent_chat.runs.manager import UnknownRun
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,10 @@ def install(api: FastAPI) -> None:
 
     @api.exception_handler(NotFound)
     async def _store_not_found(_: Request, exc: NotFound) -> JSONResponse:
+        return error_response(404, str(exc))
+
+    @api.exception_handler(UnknownRun)
+    async def _unknown_run(_: Request, exc: UnknownRun) -> JSONResponse:
         return error_response(404, str(exc))
 
     @api.exception_handler(ValidationFailed)

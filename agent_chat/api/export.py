@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from agent_chat import export, routes
-from agent_chat.api.deps import Svc
+from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import utcnow
@@ -50,6 +50,7 @@ def content_disposition(filename: str, ascii_filename: str) -> str:
 )
 async def export_session(
     svc: Svc,
+    me: Me,
     session_id: str,
     fmt: str = Query(
         "md", alias="format", description="md or json", json_schema_extra={"enum": export.FORMATS}
@@ -64,7 +65,9 @@ async def export_session(
     _check("format", fmt, export.FORMATS)
     _check("branch", branch, export.BRANCHES)
     try:
-        data = await svc.storage.call(export.collect, session_uuid=session_id, branch=branch)
+        data = await svc.storage.call(
+            export.collect, session_uuid=session_id, user_id=me, branch=branch
+        )
     except NotFound as exc:
         raise ApiError(404, str(exc)) from exc
     exported_at = utcnow()

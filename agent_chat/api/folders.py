@@ -7,7 +7,7 @@ from fastapi import APIRouter, Path, Response
 from pydantic import Field
 
 from agent_chat import routes
-from agent_chat.api.deps import Svc
+from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import responses
 from agent_chat.api.schemas import MAX_ID, Body, Out, Timestamp
 from agent_chat.db import folders
@@ -40,29 +40,32 @@ def _out(folder: ChatFolder) -> FolderOut:
 
 
 @router.get(routes.API_FOLDERS, response_model=FolderList)
-async def list_folders(svc: Svc) -> FolderList:
+async def list_folders(svc: Svc, me: Me) -> FolderList:
     """The folders, by name."""
-    rows = await svc.storage.call(folders.list_folders)
+    rows = await svc.storage.call(folders.list_folders, user_id=me)
     return FolderList(folders=[_out(f) for f in rows])
 
 
 @router.post(
     routes.API_FOLDERS, status_code=201, response_model=FolderOut, responses=responses(422)
 )
-async def create_folder(svc: Svc, body: FolderBody) -> FolderOut:
+async def create_folder(svc: Svc, me: Me, body: FolderBody) -> FolderOut:
     """A new folder (names are unique, ignoring case)."""
-    return _out(await svc.storage.call(folders.create_folder, name=body.name))
+    return _out(await svc.storage.call(folders.create_folder, user_id=me, name=body.name))
 
 
 @router.patch(routes.API_FOLDER, response_model=FolderOut, responses=responses(404, 422))
-async def rename_folder(svc: Svc, body: FolderBody, folder_id: int = FolderId) -> FolderOut:
-    return _out(await svc.storage.call(folders.rename_folder, folder_id=folder_id, name=body.name))
+async def rename_folder(svc: Svc, me: Me, body: FolderBody, folder_id: int = FolderId) -> FolderOut:
+    renamed = await svc.storage.call(
+        folders.rename_folder, user_id=me, folder_id=folder_id, name=body.name
+    )
+    return _out(renamed)
 
 
 @router.delete(
     routes.API_FOLDER, status_code=204, response_class=Response, responses=responses(404)
 )
-async def delete_folder(svc: Svc, folder_id: int = FolderId) -> Response:
+async def delete_folder(svc: Svc, me: Me, folder_id: int = FolderId) -> Response:
     """Delete the folder; its conversations go back to the unfiled list (none is deleted)."""
-    await svc.storage.call(folders.delete_folder, folder_id=folder_id)
+    await svc.storage.call(folders.delete_folder, user_id=me, folder_id=folder_id)
     return Response(status_code=204)

@@ -15,7 +15,7 @@ from pydantic import Field
 from starlette.datastructures import UploadFile
 
 from agent_chat import routes
-from agent_chat.api.deps import Svc
+from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
 from agent_chat.api.schemas import Out
 from agent_chat.db.imports import import_file
@@ -83,11 +83,11 @@ async def _read_capped(request: Request) -> bytes:
         }
     },
 )
-async def import_session(svc: Svc, request: Request) -> ImportedOut:
+async def import_session(svc: Svc, me: Me, request: Request) -> ImportedOut:
     """Import a JSON export (`branch=all` keeps every version) as a new conversation."""
     raw = await _read_capped(request)
     try:
-        done = await svc.storage.call(import_file, raw=raw)
+        done = await svc.storage.call(import_file, raw=raw, user_id=me)
     except ImportRefused as exc:
         # A well-formed JSON document that is no importable export: the file is what's wrong.
         fields = {"file": exc.message} if exc.status == 422 else None

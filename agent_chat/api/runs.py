@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 from fastapi import APIRouter
 
 from agent_chat import routes
-from agent_chat.api.deps import Backend, Svc
+from agent_chat.api.deps import Backend, Me, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.schemas import Accepted, ResumeBody, RunCreate, RunStarted, RunStateOut
 from agent_chat.api.sessions import require_session, usable_skills
@@ -45,15 +45,16 @@ def check_message(svc: Backend, text: str, field: str = "message") -> None:
         raise ApiError(422, str(exc), fields={field: str(exc)}) from exc
 
 
-def check_can_start(svc: Backend, session_uuid: str) -> None:
-    """409 while the conversation runs, 429 at the run limit (RunManager checks again)."""
+def check_can_start(svc: Backend, session_uuid: str, me: int) -> None:
+    """409 while the conversation runs, 429 at the person's run limit (RunManager checks
+    again)."""
     if svc.runs.live_for_session(session_uuid):
         raise ApiError(
             409,
             "This conversation is still running. Wait for the answer or stop it first.",
             code="run_active",
         )
-    working = sum(1 for s in svc.runs.session_states().values() if s == "running")
+    working = sum(1 for s in svc.runs.session_states(user_id=me).values() if s == "running")
     if working >= svc.settings.max_active_runs:
         raise ApiError(
             429,
@@ -84,10 +85,10 @@ async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunSta
     response_model=RunStarted,
     responses=responses(404, 409, 413, 429),
 )
-async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
+async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunStarted:
     """Ask: the message joins the active branch and a run answers it (follow it with the
     stream). `parentMessageId`, if given, must be the branch's last message."""
-    chat = await require_session(svc, session_id)
+    chat = await require_session(svc, session_id, me)
     check_message(svc, body.message)
     if body.model_id is not None:
         model = await svc.storage.call(model_configs.get_model, model_id=body.model_id)
@@ -107,7 +108,7 @@ async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
             f"The tool profile {body.tool_profile!r} is not enabled here.",
             fields={"toolProfile": "not enabled"},
         )
-    check_can_start(svc, session_id)
+    check_can_start(svc, session_id, me)
     if body.parent_message_id is not None:
         branch = await svc.storage.call(active_branch, chat_session_id=chat.id)
         leaf = branch[-1].id if branch else None
@@ -120,6 +121,7 @@ async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
             )
     return await started(
         svc.runs.send(
+            user_id=me,
             session_uuid=session_id,
             text=body.message,
             model_id=body.model_id,
@@ -131,16 +133,17 @@ async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
     )
 
 
-async def require_run(svc: Backend, run_id: str) -> api_reads.RunInfo:
-    info = await svc.storage.call(api_reads.run_info, run_id=run_id)
+async def require_run(svc: Backend, run_id: str, me: int) -> api_reads.RunInfo:
+    """`me`'s run; 404 when it is unknown or another person's (the same answer)."""
+    info = await svc.storage.call(api_reads.run_info, run_id=run_id, user_id=me)
     if info is None:
         raise not_found(f"Run {run_id!r}")
     return info
 
 
-def run_status(svc: Backend, info: api_reads.RunInfo) -> RunState:
+def run_status(svc: Backend, info: api_reads.RunInfo, me: int) -> RunState:
     if svc.runs.live(info.message.run_id) is not None:
-        waiting = svc.runs.session_states().get(info.session_uuid) == "waiting"
+        waiting = svc.runs.session_states(user_id=me).get(info.session_uuid) == "waiting"
         return RunState.WAITING_INPUT if waiting else RunState.RUNNING
     if info.message.status in FINAL_STATES:
         return FINAL_STATES[info.message.status]
@@ -149,10 +152,10 @@ def run_status(svc: Backend, info: api_reads.RunInfo) -> RunState:
 
 
 @router.get(routes.API_RUN_STATE, response_model=RunStateOut, responses=responses(404))
-async def run_state(svc: Svc, run_id: str) -> RunStateOut:
+async def run_state(svc: Svc, me: Me, run_id: str) -> RunStateOut:
     """The run's status and its pending question (or approval), e.g. after a reconnect."""
-    info = await require_run(svc, run_id)
-    status = run_status(svc, info)
+    info = await require_run(svc, run_id, me)
+    status = run_status(svc, info, me)
     live = svc.runs.live(run_id) is not None
     return RunStateOut(
         run_id=run_id,
@@ -169,9 +172,9 @@ async def run_state(svc: Svc, run_id: str) -> RunStateOut:
 @router.post(
     routes.API_RUN_RESUME, status_code=202, response_model=Accepted, responses=responses(404, 409)
 )
-async def resume_run(svc: Svc, run_id: str, body: ResumeBody) -> Accepted:
+async def resume_run(svc: Svc, me: Me, run_id: str, body: ResumeBody) -> Accepted:
     """Answer the run's pending question (`clarifyId` from the state or the stream)."""
-    info = await require_run(svc, run_id)
+    info = await require_run(svc, run_id, me)
     if svc.runs.live(run_id) is None:
         raise ApiError(409, "The run is not running any more.", code="run_finished")
     if info.pause is None or info.pause.clarify_id != body.clarify_id:
@@ -179,7 +182,9 @@ async def resume_run(svc: Svc, run_id: str, body: ResumeBody) -> Accepted:
             409, "That question is not open (already answered, or not asked).", code="not_open"
         )
     try:
-        await svc.runs.answer(run_id, body.clarify_id, body.answer.strip() or body.answer)
+        await svc.runs.answer(
+            run_id, body.clarify_id, body.answer.strip() or body.answer, user_id=me
+        )
     except BridgeError as exc:
         if exc.status_code == 404:
             raise ApiError(409, "That question was already answered.", code="not_open") from exc
@@ -190,10 +195,10 @@ async def resume_run(svc: Svc, run_id: str, body: ResumeBody) -> Accepted:
 @router.post(
     routes.API_RUN_STOP, status_code=202, response_model=Accepted, responses=responses(404, 409)
 )
-async def stop_run(svc: Svc, run_id: str) -> Accepted:
+async def stop_run(svc: Svc, me: Me, run_id: str) -> Accepted:
     """Stop the run; the stream ends with `run_stopped`."""
-    await require_run(svc, run_id)
+    await require_run(svc, run_id, me)
     if svc.runs.live(run_id) is None:
         raise ApiError(409, "The run is not running any more.", code="run_finished")
-    await svc.runs.stop(run_id)
+    await svc.runs.stop(run_id, user_id=me)
     return Accepted(run_id=run_id, status="stopping")

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from agent_chat import routes
-from agent_chat.api.deps import Svc
+from agent_chat.api.deps import Me, Svc
 from agent_chat.api.schemas import Out, Timestamp
 from agent_chat.db.search import search
 
@@ -37,12 +37,13 @@ class SearchPage(Out):
 @router.get(routes.API_SEARCH, response_model=SearchPage)
 async def search_sessions(
     svc: Svc,
+    me: Me,
     q: str = Query(..., max_length=200, description='Words, "a phrase", or a prefix*.'),
     limit: int = Query(30, ge=1, le=100),
 ) -> SearchPage:
     """Conversations whose title, questions or answers match, newest match first, one
     result per conversation. Any text is a valid query (operators are plain words)."""
-    hits = await svc.storage.call(search, query=q, limit=limit)
+    hits = await svc.storage.call(search, user_id=me, query=q, limit=limit)
     return SearchPage(
         results=[
             SearchResultOut(

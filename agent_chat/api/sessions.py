@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import Field
 
 from agent_chat import routes
-from agent_chat.api.deps import Backend, Svc
+from agent_chat.api.deps import Backend, Me, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.schemas import (
     MAX_ID,
@@ -42,8 +42,9 @@ def usable_skills(svc: Backend) -> list[str]:
     return [s.folder for s in list_skills(svc.settings.skills_dir) if s.valid]
 
 
-async def require_session(svc: Backend, session_id: str) -> ChatSession:
-    chat = await svc.storage.call(sessions.get_session, session_uuid=session_id)
+async def require_session(svc: Backend, session_id: str, me: int) -> ChatSession:
+    """`me`'s conversation; 404 when it is missing or another person's (the same answer)."""
+    chat = await svc.storage.call(sessions.get_session, session_uuid=session_id, user_id=me)
     if chat is None:
         raise not_found(f"Session {session_id!r}")
     return chat
@@ -56,12 +57,12 @@ def refuse_while_running(svc: Backend, session_uuid: str, action: str) -> None:
         )
 
 
-async def _session_out(svc: Backend, chat: ChatSession) -> SessionOut:
-    waiting = await svc.storage.call(pauses.open_pauses_by_session)
-    preview = await svc.storage.call(api_reads.previews, session_ids=[chat.id])
+async def _session_out(svc: Backend, chat: ChatSession, me: int) -> SessionOut:
+    waiting = await svc.storage.call(pauses.open_pauses_by_session, user_id=me)
+    preview = await svc.storage.call(api_reads.previews, user_id=me, session_ids=[chat.id])
     return session_out(
         chat,
-        state=svc.runs.session_states().get(chat.session_uuid, ""),
+        state=svc.runs.session_states(user_id=me).get(chat.session_uuid, ""),
         waiting=bool(waiting.get(chat.id)),
         preview=preview.get(chat.id),
     )
@@ -70,11 +71,12 @@ async def _session_out(svc: Backend, chat: ChatSession) -> SessionOut:
 @router.post(
     routes.API_SESSIONS, status_code=201, response_model=SessionCreated, responses=responses(422)
 )
-async def create_session(svc: Svc, body: SessionCreate | None = None) -> SessionCreated:
+async def create_session(svc: Svc, me: Me, body: SessionCreate | None = None) -> SessionCreated:
     """A new, empty conversation."""
     body = body or SessionCreate()
     chat = await svc.storage.call(
         api_reads.create_session,
+        user_id=me,
         title=body.title or "",
         model_id=body.model_id,
         skill_folder=body.skill_folder,
@@ -86,6 +88,7 @@ async def create_session(svc: Svc, body: SessionCreate | None = None) -> Session
 @router.get(routes.API_SESSIONS, response_model=SessionPage)
 async def list_sessions(
     svc: Svc,
+    me: Me,
     limit: int = Query(50, ge=1, le=MAX_PAGE),
     offset: int = Query(0, ge=0, le=1_000_000),
     archived: bool = Query(False, description="Include archived sessions."),
@@ -94,15 +97,18 @@ async def list_sessions(
     """Sessions, most recent activity first, with their run state (as the sidebar)."""
     rows = await svc.storage.call(
         sessions.list_sessions,
+        user_id=me,
         limit=limit + 1,
         offset=offset,
         include_archived=archived,
         search=search,
     )
     shown = rows[:limit]
-    waiting = await svc.storage.call(pauses.open_pauses_by_session)
-    previews = await svc.storage.call(api_reads.previews, session_ids=[c.id for c in shown])
-    states = svc.runs.session_states()
+    waiting = await svc.storage.call(pauses.open_pauses_by_session, user_id=me)
+    previews = await svc.storage.call(
+        api_reads.previews, user_id=me, session_ids=[c.id for c in shown]
+    )
+    states = svc.runs.session_states(user_id=me)
     has_more = len(rows) > limit
     return SessionPage(
         sessions=[
@@ -122,27 +128,32 @@ async def list_sessions(
 @router.get(routes.API_SESSION, response_model=SessionDetail, responses=responses(404))
 async def get_session(
     svc: Svc,
+    me: Me,
     session_id: str,
     logs: bool = Query(True, description="Include each assistant message's run log."),
 ) -> SessionDetail:
     """The session and its active branch; assistant messages with their logs and versions."""
-    view = await svc.storage.call(load_conversation, session_uuid=session_id, limit=0)
+    view = await svc.storage.call(load_conversation, session_uuid=session_id, user_id=me, limit=0)
     if view is None:
         raise not_found(f"Session {session_id!r}")
     assistant_ids = [m.id for m in view.messages if m.role == MessageRole.ASSISTANT.value]
-    stored = await svc.storage.call(api_reads.logs_of, message_ids=assistant_ids) if logs else {}
+    stored = (
+        await svc.storage.call(api_reads.logs_of, user_id=me, message_ids=assistant_ids)
+        if logs
+        else {}
+    )
     messages = [
         message_out(m, version=view.versions.get(m.id, (1, 1)), logs=stored.get(m.id))
         for m in view.messages
     ]
-    return SessionDetail(session=await _session_out(svc, view.chat), messages=messages)
+    return SessionDetail(session=await _session_out(svc, view.chat, me), messages=messages)
 
 
 @router.patch(routes.API_SESSION, response_model=SessionOut, responses=responses(404, 409))
-async def update_session(svc: Svc, session_id: str, body: SessionPatch) -> SessionOut:
+async def update_session(svc: Svc, me: Me, session_id: str, body: SessionPatch) -> SessionOut:
     """Change the title, the model or skill for the next runs, archive, pin or file it."""
     given = body.model_fields_set
-    await require_session(svc, session_id)
+    await require_session(svc, session_id, me)
     if given & {"model_id", "skill_folder"}:
         refuse_while_running(svc, session_id, "Changing the model or skill")
     kwargs: dict = {}
@@ -155,23 +166,24 @@ async def update_session(svc: Svc, session_id: str, body: SessionPatch) -> Sessi
     chat = await svc.storage.call(
         api_reads.update_session,
         session_uuid=session_id,
+        user_id=me,
         title=body.title,
         archived=body.archived,
         pinned=body.pinned,
         known_skills=usable_skills(svc),
         **kwargs,
     )
-    return await _session_out(svc, chat)
+    return await _session_out(svc, chat, me)
 
 
 @router.delete(
     routes.API_SESSION, status_code=204, response_class=Response, responses=responses(404, 409)
 )
-async def delete_session(svc: Svc, session_id: str) -> Response:
+async def delete_session(svc: Svc, me: Me, session_id: str) -> Response:
     """Delete the session with its messages and logs."""
-    await require_session(svc, session_id)
+    await require_session(svc, session_id, me)
     refuse_while_running(svc, session_id, "Deleting")
-    await svc.storage.call(sessions.delete_session, session_uuid=session_id)
+    await svc.storage.call(sessions.delete_session, session_uuid=session_id, user_id=me)
     await asyncio.to_thread(remove_workspace, workspaces_root(), session_id)  # its files too
     return Response(status_code=204)
 
@@ -183,19 +195,22 @@ class ResetBody(Body):
 
 
 @router.post(routes.API_SESSION_RESET, response_model=SessionOut, responses=responses(404, 409))
-async def reset_session(svc: Svc, session_id: str, body: ResetBody | None = None) -> SessionOut:
+async def reset_session(
+    svc: Svc, me: Me, session_id: str, body: ResetBody | None = None
+) -> SessionOut:
     """A fresh agent: later runs see nothing above the RESET marker."""
-    await require_session(svc, session_id)
+    await require_session(svc, session_id, me)
     try:
-        await svc.runs.reset(session_uuid=session_id)
+        await svc.runs.reset(user_id=me, session_uuid=session_id)
     except RunRefused as exc:
         raise ApiError(409, str(exc)) from exc
-    return await _session_out(svc, await require_session(svc, session_id))
+    return await _session_out(svc, await require_session(svc, session_id, me), me)
 
 
 @router.get(routes.API_SESSION_MESSAGES, response_model=MessagePage, responses=responses(404))
 async def list_messages(
     svc: Svc,
+    me: Me,
     session_id: str,
     before: int | None = Query(
         None, ge=1, le=MAX_ID, description="A message id of the active branch."
@@ -204,7 +219,11 @@ async def list_messages(
 ) -> MessagePage:
     """The active branch, a page at a time, oldest first within the page."""
     page = await svc.storage.call(
-        api_reads.page_of_branch, session_uuid=session_id, before=before, limit=limit
+        api_reads.page_of_branch,
+        session_uuid=session_id,
+        user_id=me,
+        before=before,
+        limit=limit,
     )
     if page is None:
         raise not_found(f"Session {session_id!r}")

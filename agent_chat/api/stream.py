@@ -22,7 +22,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
 from agent_chat import routes
-from agent_chat.api.deps import Svc
+from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
 from agent_chat.api.runs import require_run
 from agent_chat.db import api_reads
@@ -132,6 +132,7 @@ def _resume_point(header: str | None, query: int | None) -> int:
 )
 async def stream_run(
     svc: Svc,
+    me: Me,
     run_id: str,
     last_event_id: int | None = Query(
         None, alias="lastEventId", ge=0, le=2**31, description="Resume after this seq."
@@ -143,12 +144,12 @@ async def stream_run(
     """The run's events after the resume point, live until its terminal event (which
     closes the stream); a finished run is replayed from the stored log. `: keep-alive`
     comments every 15 s."""
-    await require_run(svc, run_id)
+    await require_run(svc, run_id, me)
     after = _resume_point(last_event_header, last_event_id)
-    subscription = svc.runs.subscribe(run_id, after)
+    subscription = await svc.runs.subscribe(run_id, after, user_id=me)
     # Looked up after subscribing: whatever the subscription replays from the database was
     # written by then, so a row it sends merged is found here.
-    row = await svc.storage.call(api_reads.row_containing, run_id=run_id, seq=after)
+    row = await svc.storage.call(api_reads.row_containing, run_id=run_id, user_id=me, seq=after)
     return StreamingResponse(
         events(subscription, run_id, Resume(after, row), KEEPALIVE_SECONDS),
         media_type="text/event-stream",

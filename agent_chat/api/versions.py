@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from agent_chat import routes
-from agent_chat.api.deps import Backend, Svc
+from agent_chat.api.deps import Backend, Me, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.runs import check_can_start, check_message, started
 from agent_chat.api.schemas import MAX_ID, MessageEdit, RunStarted, VersionList
@@ -22,9 +22,10 @@ router = APIRouter(tags=["versions"])
 MessageId = Annotated[int, Path(ge=1, le=MAX_ID, description="A message's id.")]
 
 
-async def _require(svc: Backend, message_id: int, role: MessageRole | None = None):
+async def _require(svc: Backend, message_id: int, me: int, role: MessageRole | None = None):
+    """`me`'s message; 404 when it is missing or another person's (the same answer)."""
     message: ChatMessage | None = await svc.storage.call(
-        messages.get_message, message_id=message_id
+        messages.owned_message, message_id=message_id, user_id=me
     )
     if message is None:
         raise not_found(f"Message {message_id}")
@@ -46,12 +47,12 @@ async def _require(svc: Backend, message_id: int, role: MessageRole | None = Non
     response_model=RunStarted,
     responses=responses(404, 409, 429),
 )
-async def regenerate(svc: Svc, message_id: MessageId) -> RunStarted:
+async def regenerate(svc: Svc, me: Me, message_id: MessageId) -> RunStarted:
     """A new version of an assistant message: the same question answered again."""
-    _, session_uuid = await _require(svc, message_id, MessageRole.ASSISTANT)
-    check_can_start(svc, session_uuid)
+    _, session_uuid = await _require(svc, message_id, me, MessageRole.ASSISTANT)
+    check_can_start(svc, session_uuid, me)
     return await started(
-        svc.runs.regenerate(session_uuid=session_uuid, message_id=message_id),
+        svc.runs.regenerate(user_id=me, session_uuid=session_uuid, message_id=message_id),
         new_version="assistant",
     )
 
@@ -62,31 +63,33 @@ async def regenerate(svc: Svc, message_id: MessageId) -> RunStarted:
     response_model=RunStarted,
     responses=responses(404, 409, 413, 429),
 )
-async def edit(svc: Svc, message_id: MessageId, body: MessageEdit) -> RunStarted:
+async def edit(svc: Svc, me: Me, message_id: MessageId, body: MessageEdit) -> RunStarted:
     """A new version of a user message, answered afresh (a new run starts, as on the page;
     `newMessageId` is the new user message)."""
-    _, session_uuid = await _require(svc, message_id, MessageRole.USER)
+    _, session_uuid = await _require(svc, message_id, me, MessageRole.USER)
     check_message(svc, body.content, "content")
-    check_can_start(svc, session_uuid)
+    check_can_start(svc, session_uuid, me)
     return await started(
-        svc.runs.edit(session_uuid=session_uuid, message_id=message_id, text=body.content),
+        svc.runs.edit(
+            user_id=me, session_uuid=session_uuid, message_id=message_id, text=body.content
+        ),
         new_version="user",
     )
 
 
 @router.get(routes.API_MESSAGE_VERSIONS, response_model=VersionList, responses=responses(404))
-async def versions(svc: Svc, message_id: MessageId) -> VersionList:
+async def versions(svc: Svc, me: Me, message_id: MessageId) -> VersionList:
     """The message and its siblings (its versions), in order."""
-    await _require(svc, message_id)
-    group = await svc.storage.call(messages.siblings, message_id=message_id)
+    await _require(svc, message_id, me)
+    group = await svc.storage.call(messages.siblings, message_id=message_id, user_id=me)
     return VersionList(versions=[version_out(m) for m in group])
 
 
 @router.post(routes.API_MESSAGE_ACTIVATE, response_model=VersionList, responses=responses(404, 409))
-async def activate(svc: Svc, message_id: MessageId) -> VersionList:
+async def activate(svc: Svc, me: Me, message_id: MessageId) -> VersionList:
     """Show this version (and the branch below it) from now on."""
-    _, session_uuid = await _require(svc, message_id)
+    _, session_uuid = await _require(svc, message_id, me)
     refuse_while_running(svc, session_uuid, "Switching versions")
-    await svc.storage.call(messages.set_active, message_id=message_id)
-    group = await svc.storage.call(messages.siblings, message_id=message_id)
+    await svc.storage.call(messages.set_active, message_id=message_id, user_id=me)
+    group = await svc.storage.call(messages.siblings, message_id=message_id, user_id=me)
     return VersionList(versions=[version_out(m) for m in group])

@@ -39,6 +39,7 @@ session), `rate_limit`, `paths` (public paths, safe `next`), `page` (the pages, 
 from __future__ import annotations
 
 from agent_chat.auth.gate import (
+    SCOPE_TOKEN_USER_KEY,
     SCOPE_USER_KEY,
     GateConfig,
     LoginGate,
@@ -82,6 +83,7 @@ __all__ = [
     "MAX_LOGIN_BODY_BYTES",
     "PUBLIC_PATHS",
     "PUBLIC_PREFIXES",
+    "SCOPE_TOKEN_USER_KEY",
     "SCOPE_USER_KEY",
     "SETUP_PAGE",
     "STATIC_SUFFIXES",

@@ -31,9 +31,12 @@ log = logging.getLogger(__name__)
 
 # `Authorization: Bearer <token>` opens the HTTP API (`/api/*`) too: personal API tokens,
 # checked by a callable the app gives (it owns the database), e.g. for scripts and the CLI.
-BearerCheck = Callable[[str], Awaitable[bool]]
+# A personal API token → the id of the user it acts for (None: not a valid token).
+BearerCheck = Callable[[str], Awaitable[int | None]]
 # Who is signed in, for the app behind the gate (auth_sessions.SignedIn).
 SCOPE_USER_KEY = "agent_chat.user"
+# The user a request's API token acts for (the token's owner), for the API behind the gate.
+SCOPE_TOKEN_USER_KEY = "agent_chat.token_user"
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,10 @@ class LoginGate:
         if self.bearer is None or scope["type"] != "http" or not scope["path"].startswith("/api/"):
             return False
         token = bearer_token(scope)
-        return bool(token) and await self.bearer(token)
+        user_id = await self.bearer(token) if token else None
+        if user_id:
+            scope[SCOPE_TOKEN_USER_KEY] = user_id
+        return bool(user_id)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, *, set_up: bool) -> None:
         path: str = scope["path"]

@@ -1,6 +1,9 @@
 """What the HTTP API reads and changes beyond the page's store functions, each in one
 transaction: list previews, logs of many messages, a run's message and question, the delta
-row a resuming stream starts in, and a session update of several fields at once."""
+row a resuming stream starts in, and a session update of several fields at once.
+
+Each takes the acting `user_id` (a cookie's user or a token's owner): another person's
+conversation, message or run reads as missing."""
 
 from __future__ import annotations
 
@@ -28,14 +31,21 @@ from agent_chat.db.models import (
 PREVIEW_CHARS = 120
 
 
-def previews(*, session: Session, session_ids: Sequence[int]) -> dict[int, str]:
+def _mine(user_id: int, session_ids: Sequence[int]):
+    """Those of `session_ids` that are `user_id`'s, as a subquery."""
+    return select(ChatSession.id).where(
+        col(ChatSession.id).in_(session_ids), col(ChatSession.owner_id) == user_id
+    )
+
+
+def previews(*, session: Session, user_id: int, session_ids: Sequence[int]) -> dict[int, str]:
     """Each session's newest user or assistant message, on one line, cut to 120 characters."""
     if not session_ids:
         return {}
     newest = (
         select(func.max(ChatMessage.id))
         .where(
-            col(ChatMessage.session_id).in_(session_ids),
+            col(ChatMessage.session_id).in_(_mine(user_id, session_ids)),
             col(ChatMessage.role).in_([MessageRole.USER.value, MessageRole.ASSISTANT.value]),
             ChatMessage.content != "",
         )
@@ -47,13 +57,20 @@ def previews(*, session: Session, session_ids: Sequence[int]) -> dict[int, str]:
     return {sid: " ".join(content.split())[:PREVIEW_CHARS] for sid, content in rows}
 
 
-def logs_of(*, session: Session, message_ids: Sequence[int]) -> dict[int, list[ChatMessageLog]]:
-    """The stored log rows of these messages, in seq order."""
+def logs_of(
+    *, session: Session, user_id: int, message_ids: Sequence[int]
+) -> dict[int, list[ChatMessageLog]]:
+    """The stored log rows of these messages (those in `user_id`'s conversations), in seq
+    order."""
     if not message_ids:
         return {}
     query = (
         select(ChatMessageLog)
-        .where(col(ChatMessageLog.message_id).in_(message_ids))
+        .join(ChatMessage, col(ChatMessage.id) == ChatMessageLog.message_id)
+        .join(ChatSession, col(ChatSession.id) == ChatMessage.session_id)
+        .where(
+            col(ChatMessageLog.message_id).in_(message_ids), col(ChatSession.owner_id) == user_id
+        )
         .order_by(col(ChatMessageLog.message_id), col(ChatMessageLog.seq))
     )
     out: dict[int, list[ChatMessageLog]] = {m: [] for m in message_ids}
@@ -70,8 +87,18 @@ class RunInfo:
     last_seq: int  # the last stored seq (a merged row counts up to its last seq)
 
 
-def run_info(*, session: Session, run_id: str) -> RunInfo | None:
+def _owned_run(session: Session, run_id: str, user_id: int) -> ChatMessage | None:
+    """The run's answer if its conversation is `user_id`'s."""
     message = message_by_run(session=session, run_id=run_id)
+    if message is None:
+        return None
+    chat = session.get(ChatSession, message.session_id)
+    return message if chat is not None and chat.owner_id == user_id else None
+
+
+def run_info(*, session: Session, run_id: str, user_id: int) -> RunInfo | None:
+    """The run, if it is `user_id`'s (None: unknown, or another person's)."""
+    message = _owned_run(session, run_id, user_id)
     if message is None:
         return None
     chat = session.get(ChatSession, message.session_id)
@@ -90,10 +117,12 @@ def _last_seq(row: ChatMessageLog) -> int:
     return int(meta.get("seq_to", row.seq))
 
 
-def row_containing(*, session: Session, run_id: str, seq: int) -> ChatMessageLog | None:
+def row_containing(
+    *, session: Session, run_id: str, user_id: int, seq: int
+) -> ChatMessageLog | None:
     """The stored row of the run that covers `seq` and goes on after it (a merged delta row
     that a stream resuming after `seq` must cut), or None."""
-    message = message_by_run(session=session, run_id=run_id)
+    message = _owned_run(session, run_id, user_id)
     if message is None or seq <= 0:
         return None
     query = (
@@ -113,6 +142,7 @@ def update_session(
     *,
     session: Session,
     session_uuid: str,
+    user_id: int,
     title: str | None = None,
     model_id: int | None | object = _UNSET,
     skill_folder: str | None | object = _UNSET,
@@ -122,11 +152,12 @@ def update_session(
     folder_id: int | None | object = _UNSET,
 ) -> ChatSession:
     """Change any of title, model, skill, archived, pinned and folder at once (all or nothing)."""
-    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    mine = {"session_uuid": session_uuid, "user_id": user_id}
+    chat = sessions.get_session(session=session, **mine)
     if chat is None:
         raise NotFound(f"Chat session {session_uuid!r} does not exist")
     if title is not None:
-        chat = sessions.rename_session(session=session, session_uuid=session_uuid, title=title)
+        chat = sessions.rename_session(session=session, title=title, **mine)
     if model_id is not _UNSET or skill_folder is not _UNSET:
         new_model = chat.model_id if model_id is _UNSET else model_id
         new_skill = chat.skill_folder if skill_folder is _UNSET else skill_folder
@@ -142,13 +173,16 @@ def update_session(
         )
     if archived is not None:
         status = SessionStatus.ARCHIVED if archived else SessionStatus.ACTIVE
-        chat = sessions.set_session_status(session=session, session_id=chat.id, status=status)
+        chat = sessions.set_session_status(
+            session=session, session_id=chat.id, user_id=user_id, status=status
+        )
     if pinned is not None:
-        chat = folders.set_pinned(session=session, session_uuid=session_uuid, pinned=pinned)
+        chat = folders.set_pinned(session=session, pinned=pinned, **mine)
     if folder_id is not _UNSET:
-        if folder_id is not None and session.get(ChatFolder, folder_id) is None:
+        folder = session.get(ChatFolder, folder_id) if folder_id is not None else None
+        if folder_id is not None and (folder is None or folder.owner_id != user_id):
             raise ValidationFailed({"folderId": f"There is no folder {folder_id}."})
-        chat = folders.move_session(session=session, session_uuid=session_uuid, folder_id=folder_id)
+        chat = folders.move_session(session=session, folder_id=folder_id, **mine)
     return chat
 
 
@@ -158,6 +192,7 @@ UNSET = _UNSET
 def create_session(
     *,
     session: Session,
+    user_id: int,
     title: str = "",
     model_id: int | None = None,
     skill_folder: str | None = None,
@@ -169,15 +204,21 @@ def create_session(
     if skill_folder is not None and skill_folder not in known_skills:
         raise ValidationFailed({"skillFolder": f"There is no usable skill {skill_folder!r}."})
     return sessions.create_session(
-        session=session, title=title, model_id=model_id, skill_folder=skill_folder
+        session=session,
+        user_id=user_id,
+        title=title,
+        model_id=model_id,
+        skill_folder=skill_folder,
     )
 
 
-def page_of_branch(*, session: Session, session_uuid: str, before: int | None, limit: int):
+def page_of_branch(
+    *, session: Session, session_uuid: str, user_id: int, before: int | None, limit: int
+):
     """The active branch's `limit` messages before `before` (or the newest), their versions
     and whether older ones exist; None for an unknown session, False when `before` is not
     on the active branch."""
-    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    chat = sessions.get_session(session=session, session_uuid=session_uuid, user_id=user_id)
     if chat is None:
         return None
     branch = active_branch(session=session, chat_session_id=chat.id)

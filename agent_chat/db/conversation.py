@@ -30,9 +30,12 @@ class Conversation:
         return self.total > len(self.messages)
 
 
-def load_conversation(*, session: Session, session_uuid: str, limit: int) -> Conversation | None:
-    """The active branch's newest `limit` messages with their run stats and versions."""
-    chat = get_session(session=session, session_uuid=session_uuid)
+def load_conversation(
+    *, session: Session, session_uuid: str, user_id: int, limit: int
+) -> Conversation | None:
+    """The active branch's newest `limit` messages with their run stats and versions; None
+    for a missing conversation or another person's."""
+    chat = get_session(session=session, session_uuid=session_uuid, user_id=user_id)
     if chat is None:
         return None
     branch = active_branch(session=session, chat_session_id=chat.id)
@@ -46,7 +49,7 @@ def load_conversation(*, session: Session, session_uuid: str, limit: int) -> Con
         stats=run_stats(session=session, message_ids=assistant_ids),
         versions=versions_of_branch(session=session, chat_session_id=chat.id, branch=shown),
         branch=branch,
-        queued=list_queued(session=session, session_uuid=session_uuid),
+        queued=list_queued(session=session, session_uuid=session_uuid, user_id=user_id),
         models=models,
         model=models.get(chat.model_id or 0)
         or next((m for m in models.values() if m.is_default), None),

@@ -1,7 +1,8 @@
 """Pins and folders of the sidebar (one level of folders).
 
-Every function takes keyword arguments only, so scoping them to an owner later (accounts,
-issue 13) is one more argument and one more condition, not a new API.
+Folders and pins are one person's: every function takes the acting `user_id`, and another
+person's folder or conversation is NotFound, like a missing one. Folder names are unique
+per owner (case-insensitively).
 """
 
 from __future__ import annotations
@@ -28,59 +29,67 @@ def _clean_name(name: str) -> str:
     return clean
 
 
-def _require_folder(session: Session, folder_id: int) -> ChatFolder:
+def _require_folder(session: Session, folder_id: int, user_id: int) -> ChatFolder:
     folder = session.get(ChatFolder, folder_id)
-    if folder is None:
+    if folder is None or folder.owner_id != user_id:
         raise NotFound(f"Folder {folder_id} does not exist")
     return folder
 
 
-def _check_unique(session: Session, name: str, except_id: int | None = None) -> None:
-    query = select(ChatFolder.id).where(func.lower(ChatFolder.name) == name.lower())
+def _check_unique(session: Session, name: str, user_id: int, except_id: int | None = None) -> None:
+    query = select(ChatFolder.id).where(
+        col(ChatFolder.owner_id) == user_id, func.lower(ChatFolder.name) == name.lower()
+    )
     if except_id is not None:
         query = query.where(col(ChatFolder.id) != except_id)
     if session.exec(query).first() is not None:
         raise ValidationFailed({"name": f"A folder named “{name}” already exists."})
 
 
-def list_folders(*, session: Session) -> list[ChatFolder]:
-    """Folders by name (case-insensitive), then by age."""
-    query = select(ChatFolder).order_by(func.lower(ChatFolder.name), col(ChatFolder.id))
+def list_folders(*, session: Session, user_id: int) -> list[ChatFolder]:
+    """The person's folders by name (case-insensitive), then by age."""
+    query = (
+        select(ChatFolder)
+        .where(col(ChatFolder.owner_id) == user_id)
+        .order_by(func.lower(ChatFolder.name), col(ChatFolder.id))
+    )
     return list(session.exec(query).all())
 
 
-def create_folder(*, session: Session, name: str) -> ChatFolder:
+def create_folder(*, session: Session, user_id: int, name: str) -> ChatFolder:
     clean = _clean_name(name)
-    _check_unique(session, clean)
-    count = session.exec(select(func.count()).select_from(ChatFolder)).one()
+    _check_unique(session, clean, user_id)
+    count = session.exec(
+        select(func.count()).select_from(ChatFolder).where(col(ChatFolder.owner_id) == user_id)
+    ).one()
     if count >= MAX_FOLDERS:
         raise ValidationFailed({"name": f"At most {MAX_FOLDERS} folders."})
-    folder = ChatFolder(name=clean)
+    folder = ChatFolder(owner_id=user_id, name=clean)
     session.add(folder)
     session.flush()
     return folder
 
 
-def rename_folder(*, session: Session, folder_id: int, name: str) -> ChatFolder:
+def rename_folder(*, session: Session, user_id: int, folder_id: int, name: str) -> ChatFolder:
     clean = _clean_name(name)
-    folder = _require_folder(session, folder_id)
-    _check_unique(session, clean, except_id=folder_id)
+    folder = _require_folder(session, folder_id, user_id)
+    _check_unique(session, clean, user_id, except_id=folder_id)
     folder.name = clean
     session.add(folder)
     session.flush()
     return folder
 
 
-def set_collapsed(*, session: Session, folder_id: int, collapsed: bool) -> None:
-    folder = _require_folder(session, folder_id)
+def set_collapsed(*, session: Session, user_id: int, folder_id: int, collapsed: bool) -> None:
+    folder = _require_folder(session, folder_id, user_id)
     folder.collapsed = collapsed
     session.add(folder)
     session.flush()
 
 
-def delete_folder(*, session: Session, folder_id: int) -> int:
+def delete_folder(*, session: Session, user_id: int, folder_id: int) -> int:
     """Delete the folder; its conversations go back to the unfiled list. How many moved."""
-    folder = _require_folder(session, folder_id)
+    folder = _require_folder(session, folder_id, user_id)
     moved = session.execute(
         update(ChatSession).where(col(ChatSession.folder_id) == folder_id).values(folder_id=None)
     ).rowcount
@@ -89,20 +98,22 @@ def delete_folder(*, session: Session, folder_id: int) -> int:
     return moved or 0
 
 
-def move_session(*, session: Session, session_uuid: str, folder_id: int | None) -> ChatSession:
-    """Put the conversation in a folder, or in none (`folder_id=None`)."""
-    chat = _require_uuid(session, session_uuid)
+def move_session(
+    *, session: Session, user_id: int, session_uuid: str, folder_id: int | None
+) -> ChatSession:
+    """Put the conversation in one of the person's folders, or in none (`folder_id=None`)."""
+    chat = _require_uuid(session, session_uuid, user_id)
     if folder_id is not None:
-        _require_folder(session, folder_id)
+        _require_folder(session, folder_id, user_id)
     chat.folder_id = folder_id
     session.add(chat)
     session.flush()
     return chat
 
 
-def set_pinned(*, session: Session, session_uuid: str, pinned: bool) -> ChatSession:
+def set_pinned(*, session: Session, user_id: int, session_uuid: str, pinned: bool) -> ChatSession:
     """Pin (to the top of the sidebar, newest pin first) or unpin a conversation."""
-    chat = _require_uuid(session, session_uuid)
+    chat = _require_uuid(session, session_uuid, user_id)
     if pinned and chat.pinned_at is None:
         chat.pinned_at = utcnow()
     elif not pinned:
@@ -154,13 +165,15 @@ def _shown_statuses(include_archived: bool) -> list[str]:
 # connection as plain rows: building a statement and the ORM's execution cost more than the
 # reading (a refresh is ~6 statements of a few hundred rows at most).
 _NEWEST_FIRST = (col(ChatSession.last_message_at).desc(), col(ChatSession.id).desc())
+# Every sidebar statement reads one person's rows: the owner leads each index it walks.
+_MINE = col(ChatSession.owner_id) == bindparam("owner")
 
 
 @cache
 def _pinned_query():
     return (
         select(*_ROW_COLUMNS)
-        .where(col(ChatSession.pinned_at).is_not(None))
+        .where(_MINE, col(ChatSession.pinned_at).is_not(None))
         .order_by(col(ChatSession.pinned_at).desc(), col(ChatSession.id).desc())
         .limit(MAX_PINNED)
     )
@@ -168,18 +181,21 @@ def _pinned_query():
 
 @cache
 def _folders_query():
-    return select(ChatFolder.id, ChatFolder.name, ChatFolder.collapsed).order_by(
-        func.lower(ChatFolder.name), col(ChatFolder.id)
+    return (
+        select(ChatFolder.id, ChatFolder.name, ChatFolder.collapsed)
+        .where(col(ChatFolder.owner_id) == bindparam("owner"))
+        .order_by(func.lower(ChatFolder.name), col(ChatFolder.id))
     )
 
 
 @cache
 def _unfiled_query():
     """Not pinned, in no folder, of one status, most recently used first: a walk of the
-    index (folder_id, status, pinned_at, last_message_at) that stops at the limit."""
+    index (owner_id, folder_id, status, pinned_at, last_message_at) that stops at the limit."""
     return (
         select(*_ROW_COLUMNS)
         .where(
+            _MINE,
             col(ChatSession.folder_id).is_(None),
             col(ChatSession.status) == bindparam("status"),
             col(ChatSession.pinned_at).is_(None),
@@ -196,6 +212,7 @@ def _open_folders_query():
     ranked = (
         select(*_ROW_COLUMNS, rank.label("rank"))
         .where(
+            _MINE,
             col(ChatSession.folder_id).in_(bindparam("folders", expanding=True)),
             col(ChatSession.status).in_(bindparam("statuses", expanding=True)),
             col(ChatSession.pinned_at).is_(None),
@@ -211,36 +228,41 @@ def _open_folders_query():
 
 @cache
 def _counts_query(include_archived: bool):
-    """Folder id → the conversations it shows. Only `folder_id` is in the WHERE (the other
-    conditions are counted) so that SQLite, which has no statistics, reads the filed ones
-    from the index holding all three columns instead of walking every active conversation
-    by the status index."""
+    """Folder id → the conversations it shows. Only the owner and `folder_id` are in the
+    WHERE (the other conditions are counted) so that SQLite, which has no statistics, reads
+    the filed ones from the index holding all the columns instead of walking every active
+    conversation by the status index."""
     shown = col(ChatSession.pinned_at).is_(None)
     if not include_archived:
         shown = shown & (col(ChatSession.status) == SessionStatus.ACTIVE.value)
     return (
         select(ChatSession.folder_id, func.sum(case((shown, 1), else_=0)))
-        .where(col(ChatSession.folder_id).is_not(None))
+        .where(_MINE, col(ChatSession.folder_id).is_not(None))
         .group_by(col(ChatSession.folder_id))
     )
 
 
-def _unfiled(connection, *, include_archived: bool, limit: int) -> list:
+def _unfiled(connection, *, owner: int, include_archived: bool, limit: int) -> list:
     """One index walk per shown status, merged here (`status IN (…)` would make the
     database sort all of them)."""
     rows: list = []
     for status in _shown_statuses(include_archived):
-        rows += connection.execute(_unfiled_query(), {"status": status, "n": limit}).all()
+        rows += connection.execute(
+            _unfiled_query(), {"owner": owner, "status": status, "n": limit}
+        ).all()
     rows.sort(key=lambda c: (c.last_message_at, c.id), reverse=True)
     return rows[:limit]
 
 
-def _open_folders(connection, limits: dict[int, int], include_archived: bool) -> dict[int, list]:
+def _open_folders(
+    connection, owner: int, limits: dict[int, int], include_archived: bool
+) -> dict[int, list]:
     """Folder id → its newest `limits[id]` conversations, for the open folders, in one query
     (one per folder cost more in running statements than in reading)."""
     if not limits:
         return {}
     params = {
+        "owner": owner,
         "folders": list(limits),
         "statuses": _shown_statuses(include_archived),
         "top": max(limits.values()),
@@ -255,11 +277,12 @@ def _open_folders(connection, limits: dict[int, int], include_archived: bool) ->
 def sidebar_listing(
     *,
     session: Session,
+    user_id: int,
     limit: int,
     include_archived: bool,
     folder_limits: Mapping[int, int] | None = None,
 ) -> SidebarListing:
-    """The sidebar in one transaction: pins, the folders (each with its count and, when open,
+    """`user_id`'s sidebar in one transaction: pins, the folders (each with its count and, when open,
     its newest `folder_limits.get(id, FOLDER_PAGE)` conversations), the first `limit` others.
 
     Pins are read through their index and filtered here (a status condition in SQL made
@@ -269,20 +292,22 @@ def sidebar_listing(
     connection = session.connection()
     pinned = [
         c
-        for c in connection.execute(_pinned_query()).all()
+        for c in connection.execute(_pinned_query(), {"owner": user_id}).all()
         if include_archived or c.status == SessionStatus.ACTIVE.value
     ]
-    counts = dict(connection.execute(_counts_query(include_archived)).all())
-    all_folders = connection.execute(_folders_query()).all()
+    counts = dict(connection.execute(_counts_query(include_archived), {"owner": user_id}).all())
+    all_folders = connection.execute(_folders_query(), {"owner": user_id}).all()
     open_limits = {
         f.id: min(max(1, limits.get(f.id, FOLDER_PAGE)), MAX_FOLDER_LIMIT)
         for f in all_folders
         if counts.get(f.id) and not f.collapsed
     }
-    chats = _open_folders(connection, open_limits, include_archived)
+    chats = _open_folders(connection, user_id, open_limits, include_archived)
     folders = [
         FolderListing(folder=f, count=int(counts.get(f.id) or 0), sessions=chats.get(f.id, []))
         for f in all_folders
     ]
-    unfiled = _unfiled(connection, include_archived=include_archived, limit=limit + 1)
+    unfiled = _unfiled(
+        connection, owner=user_id, include_archived=include_archived, limit=limit + 1
+    )
     return SidebarListing(pinned=pinned, folders=folders, unfiled=unfiled)

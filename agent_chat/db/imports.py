@@ -67,11 +67,13 @@ def _local_models(session: Session, models: dict[int, tuple[str, str]]) -> dict[
     return {source: local[key] for source, key in models.items() if key in local and local[key]}
 
 
-def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
-    """A new conversation holding the plan's whole tree; returns it with the message count."""
+def import_conversation(*, session: Session, plan: ImportPlan, user_id: int) -> Imported:
+    """A new conversation of `user_id` holding the plan's whole tree; returns it with the
+    message count."""
     models = _local_models(session, plan.models)
     now = utcnow()
     chat = ChatSession(
+        owner_id=user_id,
         title=plan.title,
         model_id=models.get(plan.model_id) if plan.model_id is not None else None,
         skill_folder=plan.skill_folder,
@@ -157,9 +159,9 @@ def import_conversation(*, session: Session, plan: ImportPlan) -> Imported:
     return Imported(chat=chat, messages=len(rows), notes=plan.notes)
 
 
-def import_file(*, session: Session, raw: bytes | str) -> Imported:
+def import_file(*, session: Session, raw: bytes | str, user_id: int) -> Imported:
     """Read and check an export file, then write it: what the API and the page both call.
 
     Raises `ImportRefused` (nothing written) for a file that cannot be imported.
     """
-    return import_conversation(session=session, plan=read_export(raw))
+    return import_conversation(session=session, plan=read_export(raw), user_id=user_id)

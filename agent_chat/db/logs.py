@@ -12,7 +12,7 @@ from sqlalchemy import func, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
-from agent_chat.db.models import ChatMessageLog, utcnow
+from agent_chat.db.models import ChatMessage, ChatMessageLog, ChatSession, utcnow
 from agent_chat.protocol.events import EventType
 from agent_chat.protocol.log_codec import LogRow
 
@@ -83,6 +83,19 @@ def list_logs(*, session: Session, message_id: int) -> list[ChatMessageLog]:
     query = (
         select(ChatMessageLog)
         .where(ChatMessageLog.message_id == message_id)
+        .order_by(col(ChatMessageLog.seq))
+    )
+    return list(session.exec(query).all())
+
+
+def owned_logs(*, session: Session, message_id: int, user_id: int) -> list[ChatMessageLog]:
+    """`list_logs` for a person: empty when the message is not in one of `user_id`'s
+    conversations (or does not exist)."""
+    query = (
+        select(ChatMessageLog)
+        .join(ChatMessage, col(ChatMessage.id) == ChatMessageLog.message_id)
+        .join(ChatSession, col(ChatSession.id) == ChatMessage.session_id)
+        .where(ChatMessageLog.message_id == message_id, col(ChatSession.owner_id) == user_id)
         .order_by(col(ChatMessageLog.seq))
     )
     return list(session.exec(query).all())

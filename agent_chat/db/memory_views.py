@@ -82,10 +82,11 @@ class MemorySnapshot:
 
 
 def memory_snapshot(
-    *, session: Session, session_uuid: str, tool_limit: int = 20
+    *, session: Session, session_uuid: str, user_id: int, tool_limit: int = 20
 ) -> MemorySnapshot | None:
-    """The drawer's data for the session with this uuid; None if there is no such session."""
-    chat = get_session(session=session, session_uuid=session_uuid)
+    """The drawer's data for `user_id`'s session with this uuid; None if there is no such
+    session (or it is another person's)."""
+    chat = get_session(session=session, session_uuid=session_uuid, user_id=user_id)
     if chat is None:
         return None
     branch = active_branch(session=session, chat_session_id=chat.id)

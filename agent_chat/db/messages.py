@@ -3,6 +3,11 @@
 Each message has a parent (None for a root). Among siblings (the children of one parent, or the
 roots of one session) exactly one is active; the active branch is the path from the active
 root through active children. Nothing is ever deleted here: regenerate and edit add siblings.
+
+Functions given a `chat_session_id` or reached by the run consumer are for the app (after an
+owned lookup); those a person's request reaches with a message id (`owned_message`,
+`siblings`, `set_active`, `switch_version`) take the acting `user_id`: another person's
+message is NotFound, like a missing one.
 """
 
 from __future__ import annotations
@@ -24,6 +29,23 @@ SUMMARY_PREFIX = "[Summary of the earlier conversation]\n"
 
 def _require(session: Session, message_id: int) -> ChatMessage:
     message = session.get(ChatMessage, message_id)
+    if message is None:
+        raise NotFound(f"Message {message_id} does not exist")
+    return message
+
+
+def owned_message(*, session: Session, message_id: int, user_id: int) -> ChatMessage | None:
+    """The message if its conversation is `user_id`'s, else None (missing or another's)."""
+    query = (
+        select(ChatMessage)
+        .join(ChatSession, col(ChatSession.id) == ChatMessage.session_id)
+        .where(col(ChatMessage.id) == message_id, col(ChatSession.owner_id) == user_id)
+    )
+    return session.exec(query).first()
+
+
+def _require_owned(session: Session, message_id: int, user_id: int) -> ChatMessage:
+    message = owned_message(session=session, message_id=message_id, user_id=user_id)
     if message is None:
         raise NotFound(f"Message {message_id} does not exist")
     return message
@@ -133,6 +155,13 @@ def message_by_run(*, session: Session, run_id: str) -> ChatMessage | None:
         select(ChatMessage).where(ChatMessage.run_id == run_id).order_by(col(ChatMessage.id).desc())
     )
     return session.exec(query).first()
+
+
+def run_owner(*, session: Session, run_id: str) -> int | None:
+    """Whose run it is (the owner of its conversation), None for an unknown run."""
+    message = message_by_run(session=session, run_id=run_id)
+    chat = session.get(ChatSession, message.session_id) if message is not None else None
+    return chat.owner_id if chat is not None else None
 
 
 def set_message_run(*, session: Session, message_id: int, run_id: str | None) -> ChatMessage:
@@ -270,9 +299,12 @@ def _as_turns(path: list[ChatMessage]) -> list[dict[str, str]]:
     return turns
 
 
-def set_active(*, session: Session, message_id: int) -> None:
+def set_active(*, session: Session, message_id: int, user_id: int) -> None:
     """Make this message the active one among its siblings (shows that version)."""
-    message = _require(session, message_id)
+    _activate(session, _require_owned(session, message_id, user_id))
+
+
+def _activate(session: Session, message: ChatMessage) -> None:
     where = _siblings_where(message.session_id, message.parent_id)
     session.execute(update(ChatMessage).where(where).values(is_active=False))
     session.execute(
@@ -281,9 +313,9 @@ def set_active(*, session: Session, message_id: int) -> None:
     session.flush()
 
 
-def siblings(*, session: Session, message_id: int) -> list[ChatMessage]:
+def siblings(*, session: Session, message_id: int, user_id: int) -> list[ChatMessage]:
     """The message and its siblings (for roots: the session's roots), by branch_order."""
-    message = _require(session, message_id)
+    message = _require_owned(session, message_id, user_id)
     query = (
         select(ChatMessage)
         .where(_siblings_where(message.session_id, message.parent_id))
@@ -320,12 +352,12 @@ def versions_of_branch(
     return result
 
 
-def switch_version(*, session: Session, message_id: int, step: int) -> ChatMessage:
+def switch_version(*, session: Session, message_id: int, user_id: int, step: int) -> ChatMessage:
     """Activate the sibling `step` places away (wrapping is not done: clamped to the ends)."""
-    group = siblings(session=session, message_id=message_id)
+    group = siblings(session=session, message_id=message_id, user_id=user_id)
     index = next(i for i, m in enumerate(group) if m.id == message_id)
     target = group[max(0, min(len(group) - 1, index + step))]
-    set_active(session=session, message_id=target.id)
+    _activate(session, target)
     return target
 
 

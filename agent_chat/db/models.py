@@ -80,9 +80,17 @@ class ChatFolder(SQLModel, table=True):
     """A sidebar folder (one level) grouping conversations; deleting it keeps them."""
 
     __tablename__ = "chat_folder"
-    __table_args__ = ({"extend_existing": True},)
+    __table_args__ = (
+        # Names are unique per owner (also case-insensitively: db/folders.py checks); the
+        # constraint leads with the owner, so it is the index of "my folders" too.
+        UniqueConstraint("owner_id", "name", name="uq_chat_folder_owner_id_name"),
+        {"extend_existing": True},
+    )
 
     id: int | None = Field(default=None, primary_key=True)
+    # The person whose folder it is (NULL only on an install from before accounts, until
+    # the first administrator adopts it: db/users.py).
+    owner_id: int | None = Field(default=None, foreign_key="app_user.id", ondelete="CASCADE")
     name: str
     collapsed: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
@@ -93,23 +101,33 @@ class ChatSession(SQLModel, table=True):
 
     __tablename__ = "chat_session"
     __table_args__ = (
-        # The sidebar query: active sessions, most recent first.
-        Index("ix_chat_session_status_last_message_at", "status", "last_message_at"),
+        # Every read is one person's: the owner leads each index.
+        # A person's conversations of one status, most recent first (lists, the API).
+        Index(
+            "ix_chat_session_owner_id_status_last_message_at",
+            "owner_id",
+            "status",
+            "last_message_at",
+        ),
         # A folder's conversations, newest first, and the folders' counts (db/folders.py).
         Index(
-            "ix_chat_session_folder_id_status_pinned_at_last_message_at",
+            "ix_chat_session_owner_folder_status_pinned_last",
+            "owner_id",
             "folder_id",
             "status",
             "pinned_at",
             "last_message_at",
         ),
-        Index("ix_chat_session_pinned_at", "pinned_at"),
+        Index("ix_chat_session_owner_id_pinned_at", "owner_id", "pinned_at"),
         UniqueConstraint("session_uuid", name="uq_chat_session_session_uuid"),
         {"extend_existing": True},
     )
 
     id: int | None = Field(default=None, primary_key=True)
     session_uuid: str = Field(default_factory=new_uuid)
+    # The person whose conversation it is; nobody else reads or changes it (NULL only on an
+    # install from before accounts, until the first administrator adopts it).
+    owner_id: int | None = Field(default=None, foreign_key="app_user.id", ondelete="CASCADE")
     title: str = ""
     model_id: int | None = Field(default=None, foreign_key="model_config.id", ondelete="SET NULL")
     skill_folder: str | None = None
@@ -225,6 +243,11 @@ class ApiToken(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
+    # The person the token acts for (only on their data); NULL: made before accounts, adopted
+    # by the first administrator.
+    user_id: int | None = Field(
+        default=None, foreign_key="app_user.id", ondelete="CASCADE", index=True
+    )
     name: str
     token_hash: str
     # The first characters of the token, to tell tokens apart in the list.

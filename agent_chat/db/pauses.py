@@ -7,7 +7,7 @@ import json
 from sqlalchemy import func, update
 from sqlmodel import Session, col, select
 
-from agent_chat.db.models import ChatMessage, PauseStatus, RunPause, utcnow
+from agent_chat.db.models import ChatMessage, ChatSession, PauseStatus, RunPause, utcnow
 
 
 def _find(session: Session, run_id: str, clarify_id: str) -> RunPause | None:
@@ -84,12 +84,16 @@ def open_pause(*, session: Session, message_id: int) -> RunPause | None:
     return session.exec(query).first()
 
 
-def open_pauses_by_session(*, session: Session) -> dict[int, int]:
-    """Chat session id → number of unanswered questions (the sidebar's "waiting" badge)."""
+def open_pauses_by_session(*, session: Session, user_id: int) -> dict[int, int]:
+    """`user_id`'s chat session id → number of unanswered questions (the sidebar's
+    "waiting" badge)."""
     query = (
         select(ChatMessage.session_id, func.count(col(RunPause.id)))
         .join(ChatMessage, col(ChatMessage.id) == RunPause.message_id)
-        .where(RunPause.status == PauseStatus.UNANSWERED.value)
+        .join(ChatSession, col(ChatSession.id) == ChatMessage.session_id)
+        .where(
+            RunPause.status == PauseStatus.UNANSWERED.value, col(ChatSession.owner_id) == user_id
+        )
         .group_by(col(ChatMessage.session_id))
     )
     return {session_id: count for session_id, count in session.exec(query).all()}

@@ -17,7 +17,7 @@ from sqlalchemy import TextClause, text
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound
-from agent_chat.db.messages import active_branch, set_active
+from agent_chat.db.messages import active_branch, owned_message, set_active
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, SessionStatus
 from agent_chat.db.search_text import (
     Segment,
@@ -68,23 +68,25 @@ def _newest_first(session: Session, query: TextClause, params: dict, limit: int)
     return found
 
 
-def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, int]:
-    """session id → id of its newest matching message, for the newest `limit` sessions."""
+def _message_hits(session: Session, terms: list[Term], limit: int, owner: int) -> dict[int, int]:
+    """session id → id of its newest matching message, for the newest `limit` sessions of
+    the person `owner`."""
     if not _sqlite(session):
-        return _pg_message_hits(session, pg_tsquery(terms), limit)
+        return _pg_message_hits(session, pg_tsquery(terms), limit, owner)
     # FTS5 walks its matches newest first and stops at the LIMIT.
     query = text(
         "SELECT m.id, m.session_id FROM chat_message_fts f JOIN chat_message m "
-        "ON m.id = f.rowid WHERE chat_message_fts MATCH :q AND f.rowid < :before "
+        "ON m.id = f.rowid JOIN chat_session s ON s.id = m.session_id "
+        "WHERE chat_message_fts MATCH :q AND f.rowid < :before AND s.owner_id = :owner "
         "ORDER BY f.rowid DESC LIMIT :n"
     )
-    return _newest_first(session, query, {"q": fts5_query(terms)}, limit)
+    return _newest_first(session, query, {"q": fts5_query(terms), "owner": owner}, limit)
 
 
 PG_ALL_MATCHES = 3_000
 
 
-def _pg_message_hits(session: Session, tsquery: str, limit: int) -> dict[int, int]:
+def _pg_message_hits(session: Session, tsquery: str, limit: int, owner: int) -> dict[int, int]:
     """PostgreSQL: all matches when there are few, else the newest ones.
 
     First up to 3,000 matches in any order (the planner takes the GIN index for rare words,
@@ -93,10 +95,13 @@ def _pg_message_hits(session: Session, tsquery: str, limit: int) -> dict[int, in
     key backwards finds them at once; the bitmap scan is turned off for those queries
     because the planner, counting a match test as cheap, can prefer it and read every match.
     """
-    where = "search_vector @@ to_tsquery('simple', :q)"
+    where = (
+        "search_vector @@ to_tsquery('simple', :q) "
+        "AND session_id IN (SELECT id FROM chat_session WHERE owner_id = :owner)"
+    )
     rows = session.execute(
         text(f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"),
-        {"q": tsquery, "n": PG_ALL_MATCHES + 1},
+        {"q": tsquery, "owner": owner, "n": PG_ALL_MATCHES + 1},
     ).all()
     if len(rows) > PG_ALL_MATCHES:
         session.execute(text("SET LOCAL enable_bitmapscan = off"))
@@ -104,7 +109,7 @@ def _pg_message_hits(session: Session, tsquery: str, limit: int) -> dict[int, in
             f"SELECT id, session_id FROM chat_message WHERE {where} AND id < :before "
             "ORDER BY id DESC LIMIT :n"
         )
-        found = _newest_first(session, query, {"q": tsquery}, limit)
+        found = _newest_first(session, query, {"q": tsquery, "owner": owner}, limit)
         session.execute(text("SET LOCAL enable_bitmapscan = on"))
         return found
     found = {}
@@ -114,20 +119,22 @@ def _pg_message_hits(session: Session, tsquery: str, limit: int) -> dict[int, in
     return found
 
 
-def _title_hits(session: Session, terms: list[Term], limit: int) -> list[int]:
+def _title_hits(session: Session, terms: list[Term], limit: int, owner: int) -> list[int]:
     if _sqlite(session):
         query = text(
-            "SELECT rowid FROM chat_session_fts WHERE chat_session_fts MATCH :q "
-            "ORDER BY rowid DESC LIMIT :n"
+            "SELECT f.rowid FROM chat_session_fts f JOIN chat_session s ON s.id = f.rowid "
+            "WHERE chat_session_fts MATCH :q AND s.owner_id = :owner "
+            "ORDER BY f.rowid DESC LIMIT :n"
         )
         match = fts5_query(terms)
     else:
         query = text(
             "SELECT id FROM chat_session WHERE search_vector @@ to_tsquery('simple', :q) "
-            "ORDER BY last_message_at DESC LIMIT :n"
+            "AND owner_id = :owner ORDER BY last_message_at DESC LIMIT :n"
         )
         match = pg_tsquery(terms)
-    return [row[0] for row in session.execute(query, {"q": match, "n": limit}).all()]
+    params = {"q": match, "owner": owner, "n": limit}
+    return [row[0] for row in session.execute(query, params).all()]
 
 
 def _first_questions(session: Session, session_ids: list[int]) -> dict[int, str]:
@@ -148,13 +155,13 @@ def _first_questions(session: Session, session_ids: list[int]) -> dict[int, str]
     return first
 
 
-def search(*, session: Session, query: str, limit: int = 30) -> list[SearchHit]:
-    """The conversations matching `query`, newest match first (see the module doc)."""
+def search(*, session: Session, user_id: int, query: str, limit: int = 30) -> list[SearchHit]:
+    """`user_id`'s conversations matching `query`, newest match first (see the module doc)."""
     terms = parse_query(query)
     if not terms:
         return []
-    by_message = _message_hits(session, terms, limit)
-    by_title = [i for i in _title_hits(session, terms, limit) if i not in by_message]
+    by_message = _message_hits(session, terms, limit, user_id)
+    by_title = [i for i in _title_hits(session, terms, limit, user_id) if i not in by_message]
     ids = list(by_message) + by_title
     if not ids:
         return []
@@ -197,10 +204,10 @@ class OpenedHit:
     from_end: int  # messages from the hit to the end of its branch, the hit included
 
 
-def open_hit(*, session: Session, message_id: int, switch: bool = True) -> OpenedHit:
+def open_hit(*, session: Session, user_id: int, message_id: int, switch: bool = True) -> OpenedHit:
     """Make the branch through `message_id` the active one (unless `switch` is False, e.g.
     while a run works there) and say where the message is on the branch then shown."""
-    message = session.get(ChatMessage, message_id)
+    message = owned_message(session=session, message_id=message_id, user_id=user_id)
     if message is None or message.role == MessageRole.SYSTEM.value:
         raise NotFound(f"Message {message_id} does not exist")
     chat = session.get(ChatSession, message.session_id)
@@ -208,7 +215,7 @@ def open_hit(*, session: Session, message_id: int, switch: bool = True) -> Opene
         node: ChatMessage | None = message
         while node is not None:
             if not node.is_active:
-                set_active(session=session, message_id=node.id)
+                set_active(session=session, message_id=node.id, user_id=user_id)
             node = session.get(ChatMessage, node.parent_id) if node.parent_id else None
     branch = active_branch(session=session, chat_session_id=message.session_id)
     ids = [m.id for m in branch]

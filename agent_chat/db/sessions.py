@@ -1,4 +1,11 @@
-"""Store functions for chat sessions (the sidebar's rows)."""
+"""Store functions for chat sessions (the sidebar's rows).
+
+Every conversation has an owner (`owner_id`); a function a person's request reaches takes
+the acting `user_id` and treats another person's conversation exactly like a missing one
+(same error, same message: no way to learn that it exists). Functions given an internal row
+id (`session_id`) are for the app itself: the turn transactions and the run consumer, after
+an owned lookup.
+"""
 
 from __future__ import annotations
 
@@ -29,16 +36,25 @@ def _require(session: Session, session_id: int) -> ChatSession:
     return chat
 
 
-def _require_uuid(session: Session, session_uuid: str) -> ChatSession:
-    chat = get_session(session=session, session_uuid=session_uuid)
+def _require_uuid(session: Session, session_uuid: str, user_id: int) -> ChatSession:
+    chat = get_session(session=session, session_uuid=session_uuid, user_id=user_id)
     if chat is None:
         raise NotFound(f"Chat session {session_uuid!r} does not exist")
+    return chat
+
+
+def require_owned(session: Session, session_id: int, user_id: int) -> ChatSession:
+    """The conversation with this row id if it is `user_id`'s; NotFound otherwise."""
+    chat = session.get(ChatSession, session_id)
+    if chat is None or chat.owner_id != user_id:
+        raise NotFound(f"Chat session {session_id} does not exist")
     return chat
 
 
 def create_session(
     *,
     session: Session,
+    user_id: int,
     title: str = "",
     model_id: int | None = None,
     skill_folder: str | None = None,
@@ -48,7 +64,10 @@ def create_session(
     """A new conversation; a page's new conversation brings the ids it chose when it opened
     (its agent may already be built for `hermes_session`)."""
     chat = ChatSession(
-        title=_one_line(title)[:TITLE_MAX_CHARS], model_id=model_id, skill_folder=skill_folder
+        owner_id=user_id,
+        title=_one_line(title)[:TITLE_MAX_CHARS],
+        model_id=model_id,
+        skill_folder=skill_folder,
     )
     if session_uuid is not None:
         chat.session_uuid = str(UUID(session_uuid))
@@ -59,18 +78,23 @@ def create_session(
     return chat
 
 
-def get_session(*, session: Session, session_uuid: str) -> ChatSession | None:
-    """The session with this uuid, or None (also for a malformed uuid: it comes from a URL)."""
+def get_session(*, session: Session, session_uuid: str, user_id: int) -> ChatSession | None:
+    """`user_id`'s session with this uuid, or None (also another person's, and a malformed
+    uuid: it comes from a URL)."""
     try:
         canonical = str(UUID(str(session_uuid)))
     except ValueError:
         return None
-    return session.exec(select(ChatSession).where(ChatSession.session_uuid == canonical)).first()
+    query = select(ChatSession).where(
+        ChatSession.session_uuid == canonical, col(ChatSession.owner_id) == user_id
+    )
+    return session.exec(query).first()
 
 
 def list_sessions(
     *,
     session: Session,
+    user_id: int,
     limit: int = 50,
     offset: int = 0,
     include_archived: bool = False,
@@ -83,7 +107,7 @@ def list_sessions(
     sidebar's search is db/search.py). `section` picks a part of the sidebar: "pinned" (newest
     pin first), "filed" (in a folder, not pinned), "unfiled" (neither); None: all.
     """
-    query = select(ChatSession)
+    query = select(ChatSession).where(col(ChatSession.owner_id) == user_id)
     if section == "pinned":
         query = query.where(col(ChatSession.pinned_at).is_not(None))
     elif section == "filed":
@@ -110,7 +134,7 @@ def list_sessions(
             func.lower(ChatSession.title).contains(needle, autoescape=True) | in_messages
         )
     if include_archived:
-        # A condition on the leading column keeps the (status, last_message_at) index usable.
+        # A condition on each leading column keeps the (owner, status, last_message_at) index usable.
         query = query.where(col(ChatSession.status).in_([s.value for s in SessionStatus]))
     else:
         query = query.where(ChatSession.status == SessionStatus.ACTIVE.value)
@@ -124,12 +148,12 @@ def list_sessions(
     return list(session.exec(query).all())
 
 
-def rename_session(*, session: Session, session_uuid: str, title: str) -> ChatSession:
+def rename_session(*, session: Session, session_uuid: str, user_id: int, title: str) -> ChatSession:
     """Set the title (one line, at most 200 characters). Empty → ValidationFailed (a ValueError)."""
     clean = _one_line(title)[:TITLE_MAX_CHARS].strip()
     if not clean:
         raise ValidationFailed({"title": "The title must not be empty."})
-    chat = _require_uuid(session, session_uuid)
+    chat = _require_uuid(session, session_uuid, user_id)
     chat.title = clean
     chat.updated_at = utcnow()
     session.add(chat)
@@ -137,9 +161,9 @@ def rename_session(*, session: Session, session_uuid: str, title: str) -> ChatSe
     return chat
 
 
-def delete_session(*, session: Session, session_uuid: str) -> None:
+def delete_session(*, session: Session, session_uuid: str, user_id: int) -> None:
     """Delete a session; its messages, logs and pauses go with it (ON DELETE CASCADE)."""
-    chat = _require_uuid(session, session_uuid)
+    chat = _require_uuid(session, session_uuid, user_id)
     session.flush()
     # A bulk DELETE leaves the children to the database's cascade; the ORM knows no relationships.
     session.execute(delete(ChatSession).where(col(ChatSession.id) == chat.id))
@@ -190,10 +214,10 @@ def set_session_model(
 
 
 def set_session_status(
-    *, session: Session, session_id: int, status: SessionStatus | str
+    *, session: Session, session_id: int, user_id: int, status: SessionStatus | str
 ) -> ChatSession:
     """Archive or un-archive a session."""
-    chat = _require(session, session_id)
+    chat = require_owned(session, session_id, user_id)
     chat.status = SessionStatus(status).value
     chat.updated_at = utcnow()
     session.add(chat)

@@ -28,6 +28,10 @@ class Refused(StoreError):
     """The request cannot be done with the data as it is; the message says why."""
 
 
+# Also for another person's conversation: the same words (no way to learn it exists).
+NO_CONVERSATION = "This conversation does not exist (it may have been deleted)."
+
+
 class TurnMode(StrEnum):
     SEND = "send"  # a new user message at the end of the active branch
     EDIT = "edit"  # a new version of a user message, answered from the same point
@@ -38,6 +42,7 @@ class TurnMode(StrEnum):
 class TurnPlan:
     mode: TurnMode
     session_uuid: str
+    owner_id: int  # the acting person: another person's conversation "does not exist"
     text: str = ""
     message_id: int | None = None
     model_id: int | None = None
@@ -58,7 +63,7 @@ class PreparedTurn:
     history: list[dict[str, str]]
     model: ModelConfig
     system_prompt: str | None
-    user_id: int
+    question_id: int  # the user message the run answers
     assistant_id: int
     tool_profile: str = "chat"
 
@@ -83,7 +88,7 @@ def prepare_turn(
 ) -> PreparedTurn:
     """Write the turn's messages and gather what the bridge needs. `skill_prompt(folder)`
     reads a skill (raises OSError/ValueError when it is broken: nothing is written then)."""
-    chat = existing_chat(session, plan.session_uuid)
+    chat = existing_chat(session, plan.session_uuid, plan.owner_id)
     model = resolve_model(session, plan.model_id, chat.model_id)
     skill_folder = plan.skill_folder if plan.mode == TurnMode.SEND else chat.skill_folder
     tool_profile = _tool_profile(plan, chat.tool_profile)
@@ -145,7 +150,7 @@ def prepare_turn(
         history=history,
         model=model,
         system_prompt=system_prompt,
-        user_id=user.id,
+        question_id=user.id,
         assistant_id=assistant.id,
         tool_profile=tool_profile,
     )
@@ -200,9 +205,9 @@ def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Out
     return True
 
 
-def mark_reset(*, session: Session, session_uuid: str) -> str:
+def mark_reset(*, session: Session, session_uuid: str, user_id: int) -> str:
     """A new hermes session id and a RESET marker under the branch's leaf; the old id."""
-    chat = existing_chat(session, session_uuid)
+    chat = existing_chat(session, session_uuid, user_id)
     branch = messages.active_branch(session=session, chat_session_id=chat.id)
     if not branch or branch[-1].status == MessageStatus.RESET.value:
         raise Refused("There is nothing to reset yet.")
@@ -222,6 +227,12 @@ def mark_reset(*, session: Session, session_uuid: str) -> str:
 def session_uuid_of(*, session: Session, chat_session_id: int) -> str:
     chat = session.get(ChatSession, chat_session_id)
     return chat.session_uuid if chat else ""
+
+
+def session_and_owner(*, session: Session, chat_session_id: int) -> tuple[str, int | None]:
+    """The conversation's uuid and owner (the app re-attaching to a run)."""
+    chat = session.get(ChatSession, chat_session_id)
+    return (chat.session_uuid, chat.owner_id) if chat else ("", None)
 
 
 def resolve_model(session: Session, chosen: int | None, session_model: int | None) -> ModelConfig:
@@ -246,10 +257,10 @@ def own_message(
     return message
 
 
-def existing_chat(session: Session, session_uuid: str) -> ChatSession:
-    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+def existing_chat(session: Session, session_uuid: str, user_id: int) -> ChatSession:
+    chat = sessions.get_session(session=session, session_uuid=session_uuid, user_id=user_id)
     if chat is None:
-        raise Refused("This conversation does not exist (it may have been deleted).")
+        raise Refused(NO_CONVERSATION)
     return chat
 
 
@@ -266,6 +277,7 @@ def agent_target(
     *,
     session: Session,
     session_uuid: str,
+    user_id: int,
     model_id: int | None,
     tool_profile: str | None,
     enabled_profiles: tuple[str, ...],
@@ -276,6 +288,7 @@ def agent_target(
     plan = TurnPlan(
         TurnMode.SEND,
         session_uuid,
+        user_id,
         tool_profile=tool_profile,
         enabled_profiles=enabled_profiles,
     )
@@ -285,7 +298,7 @@ def agent_target(
             resolve_model(session, model_id, None),
             _tool_profile(plan, enabled_profiles[0]),
         )
-    chat = existing_chat(session, session_uuid)
+    chat = existing_chat(session, session_uuid, user_id)
     return AgentTarget(
         chat.hermes_session,
         resolve_model(session, model_id, chat.model_id),

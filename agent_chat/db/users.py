@@ -12,13 +12,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, text
+from sqlalchemy import func, text, update
 from sqlmodel import Session, select
 
 from agent_chat.db import passwords
 from agent_chat.db.auth_sessions import revoke_user_sessions
 from agent_chat.db.errors import NotFound, StoreError, ValidationFailed
-from agent_chat.db.models import AppUser, UserRole, utcnow
+from agent_chat.db.models import ApiToken, AppUser, ChatFolder, ChatSession, UserRole, utcnow
 
 USERNAME = re.compile(r"[a-z0-9._-]{1,64}")
 DISPLAY_NAME_MAX_CHARS = 100
@@ -129,13 +129,23 @@ def create_first_admin(
     _lock_users(session)
     if has_users(session=session):
         raise AlreadySetUp("the first administrator exists already")
-    return create_user(
+    admin = create_user(
         session=session,
         username=name,
         password_hash=password_hash,
         display_name=display_name,
         role=UserRole.ADMIN,
     )
+    _adopt_ownerless(session, admin.id)
+    return admin
+
+
+def _adopt_ownerless(session: Session, user_id: int | None) -> None:
+    """What an install from before accounts made (no owner) becomes the first admin's."""
+    owned = ((ChatSession, "owner_id"), (ChatFolder, "owner_id"), (ApiToken, "user_id"))
+    for table, column in owned:
+        where = getattr(table, column).is_(None)
+        session.execute(update(table).where(where).values({column: user_id}))
 
 
 def check_login(*, session: Session, username: str, password: str, now: datetime) -> LoginCheck:

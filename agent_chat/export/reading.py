@@ -116,14 +116,17 @@ def _all_messages(session: Session, chat_session_id: int) -> list[ChatMessage]:
     return list(session.exec(query).all())
 
 
-def collect(*, session: Session, session_uuid: str, branch: str = "active") -> SessionExport:
+def collect(
+    *, session: Session, session_uuid: str, user_id: int, branch: str = "active"
+) -> SessionExport:
     """Read a session for export: the active branch, or (`branch="all"`) the whole tree.
 
-    Raises NotFound for an unknown or malformed uuid, ValueError for an unknown branch.
+    Raises NotFound for an unknown or malformed uuid (or another person's conversation),
+    ValueError for an unknown branch.
     """
     if branch not in BRANCHES:
         raise ValueError(f"branch must be one of: {', '.join(BRANCHES)}")
-    chat = get_session(session=session, session_uuid=session_uuid)
+    chat = get_session(session=session, session_uuid=session_uuid, user_id=user_id)
     if chat is None or chat.id is None:
         raise NotFound(f"Chat session {session_uuid!r} does not exist")
     path = active_branch(session=session, chat_session_id=chat.id)

@@ -19,10 +19,12 @@ from agent_chat.protocol.events import RunEvent
 @dataclass(frozen=True)
 class SessionChange:
     """A conversation's run state changed: "running", "waiting" (for an answer) or ""
-    (no run any more: finished, failed or stopped)."""
+    (no run any more: finished, failed or stopped). `owner_id`: whose conversation it is;
+    only that person's readers hear it."""
 
     session_uuid: str
     state: str
+    owner_id: int | None
 
 
 class Subscription(Protocol):
@@ -58,7 +60,7 @@ class RunBus(Protocol):
 
     def publish_session(self, change: SessionChange) -> None: ...
 
-    def session_changes(self) -> SessionChanges: ...
+    def session_changes(self, user_id: int) -> SessionChanges: ...
 
 
 class _Channel:
@@ -140,11 +142,13 @@ class ChannelSubscription:
 
 
 class SessionChanges:
-    """Every conversation's run state changes from the moment of subscribing, for one
-    reader. `close()` when done (the bus stops queueing for it)."""
+    """The run state changes of one person's conversations from the moment of subscribing,
+    for one reader (another person's changes never reach it). `close()` when done (the bus
+    stops queueing for it)."""
 
-    def __init__(self, bus: LocalRunBus | Any) -> None:
+    def __init__(self, bus: LocalRunBus | Any, user_id: int) -> None:
         self._bus = bus  # any bus that keeps its readers in `_readers`
+        self.user_id = user_id
         self._queue: asyncio.Queue[SessionChange] = asyncio.Queue()
 
     def __aiter__(self) -> SessionChanges:
@@ -166,7 +170,8 @@ class SessionChanges:
         return out
 
     def put(self, change: SessionChange) -> None:
-        self._queue.put_nowait(change)
+        if change.owner_id == self.user_id:
+            self._queue.put_nowait(change)
 
     def close(self) -> None:
         self._bus._readers.discard(self)
@@ -208,7 +213,7 @@ class LocalRunBus:
         for reader in list(self._readers):
             reader.put(change)
 
-    def session_changes(self) -> SessionChanges:
-        reader = SessionChanges(self)
+    def session_changes(self, user_id: int) -> SessionChanges:
+        reader = SessionChanges(self, user_id)
         self._readers.add(reader)
         return reader

@@ -54,6 +54,7 @@ class LiveRun:
     message_id: int
     chat_session_id: int
     session_uuid: str
+    owner_id: int | None  # whose conversation (and run) it is
     view: RunView = field(default_factory=RunView)
     task: asyncio.Task | None = None
 
@@ -144,7 +145,9 @@ class Consumer:
             )
         self.bus.publish(live.run_id, event)
         if live.session_state != was:
-            self.bus.publish_session(SessionChange(live.session_uuid, live.session_state))
+            self.bus.publish_session(
+                SessionChange(live.session_uuid, live.session_state, live.owner_id)
+            )
 
     async def _flush_quietly(self) -> None:
         try:
@@ -192,7 +195,7 @@ class Consumer:
                 # from the bridge's buffer or the stored terminal event.
                 log.exception("finalising message %s failed", live.message_id)
         self.bus.close(live.run_id)
-        self.bus.publish_session(SessionChange(live.session_uuid, ""))
+        self.bus.publish_session(SessionChange(live.session_uuid, "", live.owner_id))
         if finalised is not False:  # False: another consumer finished it (a takeover race)
             self._on_finished(live, status)
 

@@ -1,9 +1,13 @@
 """The RunManager: the app's one entry to runs (docs/architecture.md).
 
-Commands start, stop and answer runs; `subscribe(run_id, after_seq)` is the one way to
-follow a run (replay, then live, then the end) and `session_changes()` the one way to hear
-that a conversation started, stopped or began waiting. Browser tabs never own a run: a
-`Consumer` task per run reads the bridge, stores every event and publishes it on the bus.
+Commands start, stop and answer runs; `subscribe(run_id, after_seq, user_id=)` is the one
+way to follow a run (replay, then live, then the end) and `session_changes(user_id=)` the one
+way to hear that a conversation started, stopped or began waiting. Browser tabs never own a
+run: a `Consumer` task per run reads the bridge, stores every event and publishes it on the bus.
+
+Every command and reader takes the acting `user_id`: another person's conversation or run
+(by run id too) is refused exactly like a missing one (`UnknownRun`, or the store's "does not
+exist"). What runs for the app itself (re-attaching, takeover, the consumer) has no user.
 """
 
 from __future__ import annotations
@@ -11,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_chat.config import Settings
-from agent_chat.db import logs, messages, queue, turns
+from agent_chat.db import logs, messages, turns
 from agent_chat.db.models import ChatMessage, MessageStatus
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
@@ -28,28 +32,25 @@ from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange, SessionChang
 from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable, RunNotFound
 from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
+from agent_chat.runs.queueing import QueueAndPrepare, RunRefused, StartedRun
 from agent_chat.runs.replay import StoredReplay
 from agent_chat.runs.storage import Storage
 from agent_chat.runs.takeover import TakeoverWatch
 from agent_chat.skills import skill_prompt
 
-__all__ = ["BRIDGE_RESTARTED", "LiveRun", "RunManager", "RunRefused", "StartedRun"]
+__all__ = ["BRIDGE_RESTARTED", "LiveRun", "RunManager", "RunRefused", "StartedRun", "UnknownRun"]
 
 log = logging.getLogger(__name__)
 
 
-class RunRefused(Exception):
-    """A run could not be started; the message says why, for the person."""
+class UnknownRun(LookupError):
+    """No such run, or another person's: the same answer for both (no existence oracle)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"There is no run {run_id!r}.")
 
 
-@dataclass(frozen=True)
-class StartedRun:
-    run_id: str
-    user_message_id: int
-    assistant_message_id: int
-
-
-class RunManager:
+class RunManager(QueueAndPrepare):
     def __init__(
         self,
         *,
@@ -110,20 +111,44 @@ class RunManager:
     def live_for_session(self, session_uuid: str) -> LiveRun | None:
         return next((r for r in self._runs.values() if r.session_uuid == session_uuid), None)
 
-    def subscribe(self, run_id: str, after_seq: int = 0) -> StoredReplay:
+    async def subscribe(self, run_id: str, after_seq: int = 0, *, user_id: int) -> StoredReplay:
         """The run's events after `after_seq`: what happened so far, then live events as
-        they come, ending after the last one. A run that is over (or unknown here) is
-        replayed from the stored log."""
+        they come, ending after the last one. A run that is over (or not live here) is
+        replayed from the stored log. `UnknownRun` for another person's run."""
+        await self._owned(run_id, user_id)
         live = self.bus.subscribe(run_id, after_seq)
         return live if live is not None else StoredReplay(self.storage, run_id, after_seq)
 
-    def session_changes(self) -> SessionChanges:
-        """Every conversation's run-state changes from now on (close it when done)."""
-        return self.bus.session_changes()
+    def session_changes(self, *, user_id: int) -> SessionChanges:
+        """The run-state changes of `user_id`'s conversations from now on (close it when
+        done); other people's never reach it, on any bus."""
+        return self.bus.session_changes(user_id)
 
-    def session_states(self) -> dict[str, str]:
-        """session_uuid -> "running" | "waiting" for every followed run."""
-        return {r.session_uuid: r.session_state for r in self._runs.values()}
+    def session_states(self, *, user_id: int) -> dict[str, str]:
+        """session_uuid -> "running" | "waiting" for `user_id`'s runs followed here."""
+        return {
+            r.session_uuid: r.session_state for r in self._runs.values() if r.owner_id == user_id
+        }
+
+    def _live_for(self, session_uuid: str, user_id: int) -> LiveRun | None:
+        """The conversation's run followed here; another person's conversation is refused
+        as missing (before "it is running" could tell that it exists)."""
+        live = self.live_for_session(session_uuid)
+        if live is not None and live.owner_id != user_id:
+            raise RunRefused(turns.NO_CONVERSATION)
+        return live
+
+    async def _owned(self, run_id: str, user_id: int) -> LiveRun | None:
+        """The run followed here if it is `user_id`'s; None when it is theirs but not live
+        here (finished, or another worker's); `UnknownRun` when unknown or another's."""
+        live = self._runs.get(run_id)
+        if live is not None:
+            if live.owner_id != user_id:
+                raise UnknownRun(run_id)
+            return live
+        if await self.storage.call(messages.run_owner, run_id=run_id) != user_id:
+            raise UnknownRun(run_id)
+        return None
 
     # ---- commands --------------------------------------------------------------------
 
@@ -141,6 +166,7 @@ class RunManager:
     async def send(
         self,
         *,
+        user_id: int,
         session_uuid: str,
         text: str,
         model_id: int | None = None,
@@ -152,35 +178,41 @@ class RunManager:
         (`max_iterations`: the agent's step limit for this run, hermes' 90 by default)."""
         self.validate_message(text)
         plan = TurnPlan(
-            TurnMode.SEND, session_uuid, text, None, model_id, skill_folder, tool_profile
+            TurnMode.SEND, session_uuid, user_id, text, None, model_id, skill_folder, tool_profile
         )
         return await self._start(plan, max_iterations=max_iterations)
 
-    async def edit(self, *, session_uuid: str, message_id: int, text: str) -> StartedRun:
+    async def edit(
+        self, *, user_id: int, session_uuid: str, message_id: int, text: str
+    ) -> StartedRun:
         """A new version of a user message (a sibling), answered from the same point."""
         self.validate_message(text)
-        return await self._start(TurnPlan(TurnMode.EDIT, session_uuid, text, message_id))
+        return await self._start(TurnPlan(TurnMode.EDIT, session_uuid, user_id, text, message_id))
 
-    async def regenerate(self, *, session_uuid: str, message_id: int) -> StartedRun:
+    async def regenerate(self, *, user_id: int, session_uuid: str, message_id: int) -> StartedRun:
         """A new version of an assistant message: the same question answered again."""
-        return await self._start(TurnPlan(TurnMode.REGENERATE, session_uuid, message_id=message_id))
+        plan = TurnPlan(TurnMode.REGENERATE, session_uuid, user_id, message_id=message_id)
+        return await self._start(plan)
 
-    async def reset(self, *, session_uuid: str) -> None:
+    async def reset(self, *, user_id: int, session_uuid: str) -> None:
         """Give the session a fresh agent and add a RESET marker: later runs see nothing above it."""
         async with self._lock:
-            if self.live_for_session(session_uuid):
+            if self._live_for(session_uuid, user_id):
                 raise RunRefused(
                     "The conversation is running: stop it before resetting the context."
                 )
-            old_hermes_session = await self._store(turns.mark_reset, session_uuid=session_uuid)
+            old_hermes_session = await self._store(
+                turns.mark_reset, session_uuid=session_uuid, user_id=user_id
+            )
         try:
             await self.client.reset(old_hermes_session)
         except BridgeUnavailable:
             # The new hermes session id already gives the next run a fresh agent.
             log.warning("bridge unreachable on reset of %s; using a new agent", session_uuid)
 
-    async def stop(self, run_id: str) -> None:
-        live = self._runs.get(run_id)
+    async def stop(self, run_id: str, *, user_id: int) -> None:
+        """Stop `user_id`'s run (nothing to do when it is over)."""
+        live = await self._owned(run_id, user_id)
         if live is None:
             return
         try:
@@ -190,94 +222,16 @@ class RunManager:
                 live.task.cancel()
             await self.consumer.finish(live, status=MessageStatus.FAILED, error=BRIDGE_RESTARTED)
 
-    async def answer(self, run_id: str, clarify_id: str, answer: str) -> None:
+    async def answer(self, run_id: str, clarify_id: str, answer: str, *, user_id: int) -> None:
+        """Answer a question (or approval) of `user_id`'s run."""
+        await self._owned(run_id, user_id)
         await self.client.answer_clarify(run_id, clarify_id, answer)
 
-    def prepare(
-        self,
-        session_uuid: str,
-        *,
-        model_id: int | None = None,
-        tool_profile: str | None = None,
-        draft_hermes_session: str | None = None,
-    ) -> None:
-        """Have the bridge build the agent the conversation's next message needs, in the
-        background (a conversation was opened, or its model or tools changed), so that
-        message starts at once. Best effort: a failure only means the run builds it.
-        `draft_hermes_session`: a new conversation, created by its first message."""
-        if self.live_for_session(session_uuid) is not None:
-            return
-        work = self._prepare(session_uuid, model_id, tool_profile, draft_hermes_session)
-        self._in_background(work, "prepare-agent")
-
-    async def _prepare(
-        self,
-        session_uuid: str,
-        model_id: int | None,
-        tool_profile: str | None,
-        draft_hermes_session: str | None,
-    ) -> None:
-        try:
-            target = await self.storage.call(
-                turns.agent_target,
-                session_uuid=session_uuid,
-                model_id=model_id,
-                tool_profile=tool_profile,
-                enabled_profiles=self.settings.tool_profiles,
-                draft_hermes_session=draft_hermes_session,
-            )
-            await self.client.prepare(
-                target.hermes_session, bridge_model(target.model), target.tool_profile
-            )
-        except (turns.Refused, BridgeError, SQLAlchemyError) as exc:
-            log.debug("preparing the agent of %s skipped: %s", session_uuid, exc)
-
-    async def steer(self, run_id: str, text: str) -> None:
-        """Guidance for the running agent, added to its next tool result."""
+    async def steer(self, run_id: str, text: str, *, user_id: int) -> None:
+        """Guidance for `user_id`'s running agent, added to its next tool result."""
         self.validate_message(text)
+        await self._owned(run_id, user_id)
         await self.client.steer(run_id, text)
-
-    # ---- the queue: messages sent one after another as runs end ------------------------
-
-    async def queue(self, *, session_uuid: str, text: str, **choices: Any) -> StartedRun | None:
-        """Queue a message behind the conversation's run; sent at once (the StartedRun) when
-        no run works any more."""
-        self.validate_message(text)
-        await self._store(queue.add_queued, session_uuid=session_uuid, content=text, **choices)
-        if self.live_for_session(session_uuid) is None:
-            return await self._send_queued(session_uuid)
-        self.bus.publish_session(SessionChange(session_uuid, "running"))  # tabs show it
-        return None
-
-    def _send_next_queued(self, live: LiveRun, status: MessageStatus) -> None:
-        # A stop holds the queue: the person took control. Otherwise the next one goes.
-        if status == MessageStatus.STOPPED:
-            return
-        self._in_background(self._send_queued(live.session_uuid), "send-queued")
-
-    def _in_background(self, work: Any, name: str) -> None:
-        # Kept until done (close() waits for them): asyncio holds tasks only weakly.
-        task = asyncio.create_task(work, name=name)
-        self._background_tasks.add(task)
-        task.add_done_callback(self._background_tasks.discard)
-
-    async def _send_queued(self, session_uuid: str) -> StartedRun | None:
-        queued = await self._store(queue.pop_queued, session_uuid=session_uuid)
-        if queued is None:
-            return None
-        try:
-            return await self.send(
-                session_uuid=session_uuid,
-                text=queued.content,
-                model_id=queued.model_id,
-                skill_folder=queued.skill_folder,
-                tool_profile=queued.tool_profile,
-            )
-        except RunRefused as exc:
-            # Back in its place at the front of the queue; it goes after the next run.
-            log.warning("a queued message of %s could not start: %s", session_uuid, exc)
-            await self._store(queue.put_back, queued=queued)
-            return None
 
     async def _store(self, fn: Any, /, **kwargs: Any) -> Any:
         """A store call whose refusal is the person's message."""
@@ -288,11 +242,16 @@ class RunManager:
 
     async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
         async with self._lock:
-            if self.live_for_session(plan.session_uuid):
+            if self._live_for(plan.session_uuid, plan.owner_id):
                 raise RunRefused(
                     "This conversation is still running. Wait for the answer or stop it first."
                 )
-            working = sum(1 for r in self._runs.values() if r.session_state == "running")
+            # The limit is per person (the bridge has its own cap for the whole machine).
+            working = sum(
+                1
+                for r in self._runs.values()
+                if r.session_state == "running" and r.owner_id == plan.owner_id
+            )
             limit = self.settings.max_active_runs
             if working >= limit:
                 raise RunRefused(
@@ -319,10 +278,14 @@ class RunManager:
                     "so nothing was sent. Try again in a moment."
                 ) from exc
             live = LiveRun(
-                run_id, prepared.assistant_id, prepared.chat_session_id, plan.session_uuid
+                run_id,
+                prepared.assistant_id,
+                prepared.chat_session_id,
+                plan.session_uuid,
+                plan.owner_id,
             )
             self._follow(live, lease=lease)
-        started = StartedRun(run_id, prepared.user_id, prepared.assistant_id)
+        started = StartedRun(run_id, prepared.question_id, prepared.assistant_id)
         try:
             await self.client.start_run(
                 session_id=prepared.hermes_session,
@@ -351,7 +314,9 @@ class RunManager:
         self._runs[live.run_id] = live
         self.leases.hold(lease, on_lost=lambda: self._lost(live))
         self.bus.open(live.run_id, history or ())
-        self.bus.publish_session(SessionChange(live.session_uuid, live.session_state))
+        self.bus.publish_session(
+            SessionChange(live.session_uuid, live.session_state, live.owner_id)
+        )
 
     async def _reattach(self, message: ChatMessage) -> None:
         if not message.run_id or message.run_id in self._runs:
@@ -361,11 +326,11 @@ class RunManager:
             return
         rows = await self.storage.call(logs.list_logs, message_id=message.id)
         history = [stored_event(r.seq, r.kind, r.content, r.meta_json) for r in rows]
-        session_uuid = await self.storage.call(
-            turns.session_uuid_of, chat_session_id=message.session_id
+        session_uuid, owner_id = await self.storage.call(
+            turns.session_and_owner, chat_session_id=message.session_id
         )
         view = replay([e.as_dict() for e in history])
-        live = LiveRun(message.run_id, message.id, message.session_id, session_uuid, view)
+        live = LiveRun(message.run_id, message.id, message.session_id, session_uuid, owner_id, view)
         self._follow(live, history, lease=lease)
         if live.view.finished:
             # The log already holds the terminal event (the app stopped before finalising

@@ -215,7 +215,13 @@ class RedisRunBus:
         pipe = self.client.pipeline(transaction=False)
         for op, target, value in batch:
             if op == "session":
-                payload = json.dumps({"session_uuid": target.session_uuid, "state": target.state})
+                payload = json.dumps(
+                    {
+                        "session_uuid": target.session_uuid,
+                        "state": target.state,
+                        "owner_id": target.owner_id,  # readers hear only their own
+                    }
+                )
                 pipe.publish(self.sessions_channel, payload)
                 continue
             key = self.key(target)
@@ -287,8 +293,8 @@ class RedisRunBus:
 
     # ---- conversation changes ----------------------------------------------------------
 
-    def session_changes(self) -> SessionChanges:
-        reader = SessionChanges(self)
+    def session_changes(self, user_id: int) -> SessionChanges:
+        reader = SessionChanges(self, user_id)
         self._readers.add(reader)
         return reader
 
@@ -304,7 +310,12 @@ class RedisRunBus:
                     if message.get("type") != "message":
                         continue
                     data = json.loads(message["data"])
-                    change = SessionChange(str(data["session_uuid"]), str(data["state"]))
+                    owner = data.get("owner_id")
+                    change = SessionChange(
+                        str(data["session_uuid"]),
+                        str(data["state"]),
+                        int(owner) if owner is not None else None,
+                    )
                     for reader in list(self._readers):
                         reader.put(change)
             except RedisError as exc:

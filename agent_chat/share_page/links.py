@@ -29,15 +29,17 @@ def share_path(token: str) -> str:
     return SHARE_PREFIX + token
 
 
-def create_share(*, session: Session, session_uuid: str, expiry: str = "never") -> NewShare:
-    """A new link to a snapshot of the conversation's active branch as it is now.
+def create_share(
+    *, session: Session, session_uuid: str, user_id: int, expiry: str = "never"
+) -> NewShare:
+    """A new link to a snapshot of `user_id`'s conversation's active branch as it is now.
 
-    Raises NotFound for an unknown conversation, ValidationFailed for an unknown expiry or a
+    Raises NotFound for an unknown conversation (or another person's), ValidationFailed for an unknown expiry or a
     conversation with nothing to show yet.
     """
     if expiry not in EXPIRY_CHOICES:
         raise ValidationFailed({"expiry": f"one of {', '.join(EXPIRY_CHOICES)}"})
-    data = collect(session=session, session_uuid=session_uuid, branch="active")
+    data = collect(session=session, session_uuid=session_uuid, user_id=user_id, branch="active")
     if not data.active_ids:
         raise ValidationFailed({"session": "There is nothing to share yet: send a message first."})
     now = utcnow()
@@ -46,6 +48,7 @@ def create_share(*, session: Session, session_uuid: str, expiry: str = "never") 
     return add_share(
         session=session,
         chat_session_id=data.chat.id or 0,
+        user_id=user_id,
         title=snapshot["title"],
         snapshot_json=json.dumps(snapshot, ensure_ascii=False),
         message_count=len(snapshot["messages"]),

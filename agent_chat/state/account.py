@@ -7,16 +7,11 @@ looking that session up, exactly as the login gate does.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import reflex as rx
-from starlette.requests import cookie_parser
 
-from agent_chat.auth import COOKIE_NAME
-from agent_chat.db import auth_sessions, users
+from agent_chat.db import users
 from agent_chat.db.auth_sessions import SignedIn
 from agent_chat.db.errors import StoreError, ValidationFailed
-from agent_chat.db.models import utcnow
 from agent_chat.state.base import AppState
 
 
@@ -28,11 +23,7 @@ class AccountState(AppState):
     message_ok: bool = True
 
     async def _signed_in(self) -> SignedIn | None:
-        token = cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME)
-        hours = self.svc().settings.session_hours
-        return await self.svc().storage.call(
-            auth_sessions.session_user, token=token, now=utcnow(), max_age=timedelta(hours=hours)
-        )
+        return await self.signed_in()
 
     @rx.event
     async def load(self) -> None:

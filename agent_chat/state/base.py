@@ -1,10 +1,56 @@
-"""The base State: what every page shares (the error banner, the services)."""
+"""The base State: what every page shares (the error banner, the services, who acts).
+
+Who acts is found from the websocket's handshake cookie on every call, exactly as the login
+gate does (`auth_sessions.session_user`), never kept in state: a tab's state outlives a
+sign-out, and the same tab may sign in as someone else. A lookup is cached a few seconds
+per process, keyed by the cookie token's hash (the gate closes a revoked session's socket
+within seconds anyway).
+"""
 
 from __future__ import annotations
 
-import reflex as rx
+import time
+from datetime import timedelta
 
+import reflex as rx
+from starlette.requests import cookie_parser
+
+from agent_chat.auth import COOKIE_NAME
+from agent_chat.db import auth_sessions
+from agent_chat.db.api_tokens import hash_token
+from agent_chat.db.auth_sessions import SignedIn
+from agent_chat.db.models import utcnow
 from agent_chat.services import Services, services
+
+SIGNED_IN_CACHE_SECONDS = 5.0
+_signed_in_cache: dict[str, tuple[float, SignedIn | None]] = {}
+
+
+class SignedOut(RuntimeError):
+    """The tab's session ended (signed out, expired, revoked): nothing is read or changed."""
+
+    def __init__(self) -> None:
+        super().__init__("You are signed out. Reload the page to sign in again.")
+
+
+async def _lookup(token: str | None) -> SignedIn | None:
+    if not token:
+        return None
+    key, now = hash_token(token), time.monotonic()
+    cached = _signed_in_cache.get(key)
+    if cached is not None and cached[0] > now:
+        return cached[1]
+    svc = services()
+    found = await svc.storage.call(
+        auth_sessions.session_user,
+        token=token,
+        now=utcnow(),
+        max_age=timedelta(hours=svc.settings.session_hours),
+    )
+    if len(_signed_in_cache) > 10_000:
+        _signed_in_cache.clear()
+    _signed_in_cache[key] = (now + SIGNED_IN_CACHE_SECONDS, found)
+    return found
 
 
 class AppState(rx.State):
@@ -22,3 +68,14 @@ class AppState(rx.State):
     @staticmethod
     def svc() -> Services:
         return services()
+
+    async def signed_in(self) -> SignedIn | None:
+        """Who this tab's websocket was opened for, checked as the gate checks it."""
+        return await _lookup(cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME))
+
+    async def user_id(self) -> int:
+        """The id of the person acting in this tab; `SignedOut` when nobody is."""
+        user = await self.signed_in()
+        if user is None:
+            raise SignedOut()
+        return user.user_id

@@ -106,7 +106,9 @@ class ChatState(SidebarState):
         """`/` opens the latest conversation, or a new one when there is none."""
         self.current_uuid = ""
         # The most recently used, pinned or filed ones included.
-        found = await self.svc().storage.call(sessions.list_sessions, limit=1)
+        found = await self.svc().storage.call(
+            sessions.list_sessions, user_id=await self.user_id(), limit=1
+        )
         latest = routes.chat_url(found[0].session_uuid) if found else routes.NEW_CHAT
         return rx.redirect(latest, replace=True)
 
@@ -125,7 +127,7 @@ class ChatState(SidebarState):
         else:
             self.not_found = not await self.reload_messages()
         if not self.not_found:
-            self._prepare_agent()
+            await self._prepare_agent()
 
     def _open_draft(self) -> None:
         """A new conversation: empty, with the default choices, nothing stored yet."""
@@ -155,7 +157,10 @@ class ChatState(SidebarState):
         """Load the active branch from the database; False if the session is unknown."""
         svc = self.svc()
         view = await svc.storage.call(
-            load_conversation, session_uuid=self.current_uuid, limit=self.shown_limit
+            load_conversation,
+            session_uuid=self.current_uuid,
+            user_id=await self.user_id(),
+            limit=self.shown_limit,
         )
         if view is None:
             self.title, self.messages, self.has_earlier = "", [], False
@@ -201,32 +206,33 @@ class ChatState(SidebarState):
         skill = None if self.selected_skill == NO_SKILL else self.selected_skill
         return {"model_id": model_id, "skill_folder": skill, "tool_profile": self.selected_profile}
 
-    def _prepare_agent(self) -> None:
+    async def _prepare_agent(self) -> None:
         # The next message's agent is built while the person types (bridge, background).
         choices = self.composer_choices()
         self.svc().runs.prepare(
             self.current_uuid or self._draft_uuid,
+            user_id=await self.user_id(),
             model_id=choices["model_id"],
             tool_profile=choices["tool_profile"],
             draft_hermes_session=None if self.current_uuid else self._draft_hermes,
         )
 
     @rx.event
-    def set_selected_model(self, value: str) -> None:
+    async def set_selected_model(self, value: str) -> None:
         self.selected_model = value
         if self.current_uuid or self._draft_uuid:
-            self._prepare_agent()
+            await self._prepare_agent()
 
     @rx.event
     def set_selected_skill(self, value: str) -> None:
         self.selected_skill = value
 
     @rx.event
-    def set_selected_profile(self, value: str) -> None:
+    async def set_selected_profile(self, value: str) -> None:
         if value in self.svc().settings.tool_profiles:
             self.selected_profile = value
             if self.current_uuid or self._draft_uuid:
-                self._prepare_agent()
+                await self._prepare_agent()
 
     @rx.event
     async def load_earlier(self) -> None:
@@ -247,7 +253,9 @@ class ChatState(SidebarState):
         if self.refuse_while_running("Switching versions"):
             return
         try:
-            await self.svc().storage.call(switch_version, message_id=message_id, step=step)
+            await self.svc().storage.call(
+                switch_version, message_id=message_id, user_id=await self.user_id(), step=step
+            )
         except StoreError as exc:
             self.show_error(f"Could not switch versions: {exc}")
         await self.reload_messages()
@@ -258,7 +266,9 @@ class ChatState(SidebarState):
         if self.refuse_while_running("Resetting the context"):
             return
         try:
-            await self.svc().runs.reset(session_uuid=self.current_uuid)
+            await self.svc().runs.reset(
+                user_id=await self.user_id(), session_uuid=self.current_uuid
+            )
         except (RunRefused, BridgeError) as exc:
             self.show_error(f"Could not reset the context: {exc}")
             return
@@ -283,7 +293,9 @@ class ChatState(SidebarState):
         if row["expanded"]:
             row["expanded"] = False
         else:
-            rows = await self.svc().storage.call(logs.list_logs, message_id=message_id)
+            rows = await self.svc().storage.call(
+                logs.owned_logs, message_id=message_id, user_id=await self.user_id()
+            )
             view = replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
             row.update(panel_fields(view), expanded=True)
         self.messages = [*self.messages[:index], row, *self.messages[index + 1 :]]

@@ -17,7 +17,7 @@ class FolderState(SidebarState):
     async def _store(self, what: str, function, **kwargs) -> bool:
         """Run a store function; a refusal becomes the banner (nothing changed then)."""
         try:
-            await self.svc().storage.call(function, **kwargs)
+            await self.svc().storage.call(function, user_id=await self.user_id(), **kwargs)
         except ValidationFailed as exc:  # the sentence, without the field's name
             self.show_error(f"Could not {what}: {' '.join(exc.field_errors.values())}")
             return False

@@ -27,7 +27,7 @@ class ImportState(AppState):
         yield
         try:
             raw = await files[0].read(MAX_IMPORT_BYTES + 1)
-            done = await self.svc().storage.call(import_file, raw=raw)
+            done = await self.svc().storage.call(import_file, raw=raw, user_id=await self.user_id())
         except ImportRefused as exc:
             self.show_error(f"Could not import {files[0].filename or 'the file'}: {exc.message}")
             return

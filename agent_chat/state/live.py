@@ -3,7 +3,7 @@
 `follow` mirrors one run into this tab while it lasts (a `LiveFeed` over
 `RunManager.subscribe`): small vars through the state, new text as scripts, at most one
 update per 50 ms. `watch` lives as long as the tab: it keeps the sidebar's badges current
-from `RunManager.session_changes()` and starts `follow` when a run of the shown
+from `RunManager.session_changes(user_id=)` (its person's only) and starts `follow` when a run of the shown
 conversation begins elsewhere (another tab, the API). Each loop has a cancel flag: a
 newer loop (page load, reconnect) makes the older one stop at its next step.
 """
@@ -18,11 +18,13 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.db import queue, sessions
+from agent_chat.db.errors import StoreError
 from agent_chat.live.feed import LiveFeed
 from agent_chat.live.notices import Notice, notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
-from agent_chat.runs.manager import RunRefused, StartedRun
+from agent_chat.runs.manager import RunRefused, StartedRun, UnknownRun
+from agent_chat.state.base import SignedOut
 from agent_chat.state.chat import COMPOSER_ID, ChatState
 
 
@@ -92,7 +94,8 @@ class LiveState(ChatState):
         """After load_index/load_chat: the tab's watcher, and the follower if a run goes."""
         self._watcher = uuid.uuid4().hex
         events = [LiveState.watch(self._watcher)]
-        if self.current_uuid and self.svc().runs.live_for_session(self.current_uuid):
+        shown = self.current_uuid and not self.not_found  # only the person's own (load_chat)
+        if shown and self.svc().runs.live_for_session(self.current_uuid):
             events.append(self._follow())
         elif self.run_id:
             self._clear_live()
@@ -108,11 +111,15 @@ class LiveState(ChatState):
     async def send(self, form: dict):
         text = str(form.get("message") or "")
         svc = self.svc()
+        me = await self.user_id()
         self.composer_error = ""
         try:
             svc.runs.validate_message(text)
         except RunRefused as exc:
             self.composer_error = str(exc)
+            return None
+        if self.current_uuid and self.not_found:
+            self.composer_error = "This conversation does not exist (it may have been deleted)."
             return None
         if self.current_uuid and svc.runs.live_for_session(self.current_uuid):
             return await self._queue(text)  # a run works: Enter queues behind it
@@ -120,17 +127,22 @@ class LiveState(ChatState):
         if new_session:  # the conversation starts with its first message
             draft_uuid, draft_hermes = self.take_draft()
             chat = await svc.storage.call(
-                sessions.create_session, session_uuid=draft_uuid, hermes_session=draft_hermes
+                sessions.create_session,
+                user_id=me,
+                session_uuid=draft_uuid,
+                hermes_session=draft_hermes,
             )
             self.current_uuid = chat.session_uuid
         try:
             started = await svc.runs.send(
-                session_uuid=self.current_uuid, text=text, **self.composer_choices()
+                user_id=me, session_uuid=self.current_uuid, text=text, **self.composer_choices()
             )
         except RunRefused as exc:
             self.composer_error = str(exc)  # the text stays in the box: nothing is lost
             if new_session:  # no message, no conversation: the page stays a new one
-                await svc.storage.call(sessions.delete_session, session_uuid=self.current_uuid)
+                await svc.storage.call(
+                    sessions.delete_session, session_uuid=self.current_uuid, user_id=me
+                )
                 self.restore_draft(self.current_uuid, draft_hermes)
             return None
         follow = await self._after_new_run(started)
@@ -145,9 +157,12 @@ class LiveState(ChatState):
     async def _queue(self, text: str):
         try:
             started = await self.svc().runs.queue(
-                session_uuid=self.current_uuid, text=text, **self.composer_choices()
+                user_id=await self.user_id(),
+                session_uuid=self.current_uuid,
+                text=text,
+                **self.composer_choices(),
             )
-        except RunRefused as exc:
+        except (RunRefused, StoreError) as exc:
             self.composer_error = str(exc)
             return None
         follow = await self._after_new_run(started) if started else None
@@ -171,8 +186,8 @@ class LiveState(ChatState):
             self.composer_error = "Nothing is running: send it as a message instead."
             return None
         try:
-            await self.svc().runs.steer(self.run_id, str(text or ""))
-        except RunRefused as exc:
+            await self.svc().runs.steer(self.run_id, str(text or ""), user_id=await self.user_id())
+        except (RunRefused, UnknownRun) as exc:
             self.composer_error = str(exc)
             return None
         except BridgeError as exc:
@@ -182,13 +197,17 @@ class LiveState(ChatState):
 
     @rx.event
     async def cancel_queued(self, queued_id: str) -> None:
-        await self.svc().storage.call(queue.delete_queued, queued_id=int(queued_id))
+        await self.svc().storage.call(
+            queue.delete_queued, queued_id=int(queued_id), user_id=await self.user_id()
+        )
         await self.reload_messages()
 
     @rx.event
     async def edit_queued(self, queued_id: str):
         """Take a queued message back into the composer to change it."""
-        taken = await self.svc().storage.call(queue.delete_queued, queued_id=int(queued_id))
+        taken = await self.svc().storage.call(
+            queue.delete_queued, queued_id=int(queued_id), user_id=await self.user_id()
+        )
         await self.reload_messages()
         return rx.set_value(COMPOSER_ID, taken.content) if taken else None
 
@@ -207,7 +226,10 @@ class LiveState(ChatState):
             return None
         try:
             started = await self.svc().runs.edit(
-                session_uuid=self.current_uuid, message_id=message_id, text=text
+                user_id=await self.user_id(),
+                session_uuid=self.current_uuid,
+                message_id=message_id,
+                text=text,
             )
         except RunRefused as exc:
             self.show_error(str(exc))
@@ -222,7 +244,7 @@ class LiveState(ChatState):
             return None
         try:
             started = await self.svc().runs.regenerate(
-                session_uuid=self.current_uuid, message_id=message_id
+                user_id=await self.user_id(), session_uuid=self.current_uuid, message_id=message_id
             )
         except RunRefused as exc:
             self.show_error(str(exc))
@@ -234,9 +256,11 @@ class LiveState(ChatState):
         if not self.run_id:
             return
         try:
-            await self.svc().runs.stop(self.run_id)
+            await self.svc().runs.stop(self.run_id, user_id=await self.user_id())
         except BridgeError as exc:
             self.show_error(f"Could not stop the run: {exc.message}")
+        except UnknownRun as exc:
+            self.show_error(f"Could not stop the run: {exc}")
 
     @rx.event
     async def answer_question(self, answer: str):
@@ -251,7 +275,12 @@ class LiveState(ChatState):
         self.answer_sending, self.answer_error = True, ""
         yield
         try:
-            await self.svc().runs.answer(self.run_id, self.clarify_id, answer)
+            await self.svc().runs.answer(
+                self.run_id, self.clarify_id, answer, user_id=await self.user_id()
+            )
+        except UnknownRun:
+            self.answer_sending = False
+            self.answer_error = "This question was already answered or is no longer open."
         except BridgeError as exc:
             self.answer_sending = False
             if exc.status_code == 404:
@@ -272,6 +301,10 @@ class LiveState(ChatState):
         async with self:
             if self._follower != follower:
                 return
+            try:
+                me = await self.user_id()
+            except SignedOut:
+                return
             live = runs.live_for_session(self.current_uuid)
             if live is None:  # it ended before it could be followed: show what is stored
                 self._clear_live()
@@ -279,7 +312,10 @@ class LiveState(ChatState):
                 return
             session_uuid = self.current_uuid
         feed = LiveFeed(live.run_id, live.message_id)
-        events = runs.subscribe(live.run_id)
+        try:
+            events = await runs.subscribe(live.run_id, user_id=me)  # only the person's runs
+        except UnknownRun:
+            return
         try:
             async for first in events:
                 # Let a burst of events gather: one update carries them all.
@@ -321,7 +357,13 @@ class LiveState(ChatState):
         svc = self.svc()
         async with self:
             token = self.router.session.client_token
-        changes = svc.runs.session_changes()
+            try:
+                me = await self.user_id()
+            except SignedOut:
+                return
+        # Only this person's conversations: a tab signed in as someone else (same tab, new
+        # sign-in) reloads its page, which starts a new watcher for them.
+        changes = svc.runs.session_changes(user_id=me)
         try:
             # Subscribed first, then one catch-up: a change between the page load's own
             # refresh and this subscription is not lost.
@@ -332,6 +374,11 @@ class LiveState(ChatState):
                 async with self:
                     if self._watcher != watcher:
                         return  # a newer watcher (page load, reconnect) took over
+                    try:
+                        if await self.user_id() != me:
+                            return  # signed in as someone else: their page starts its own
+                    except SignedOut:
+                        return
                     await self.refresh()
                     self.sync_bridge_banner()  # the bridge went away or came back
                     found, count, seen = notices(seen, self.sessions, self.current_uuid)

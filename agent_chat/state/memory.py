@@ -188,6 +188,7 @@ class MemoryState(AppState):
         async with self:
             chat = await self.get_state(SidebarState)
             session_uuid = chat.current_uuid
+            me = await self.user_id()
             self._load_gen += 1
             generation = self._load_gen
             self.loading = True
@@ -196,7 +197,9 @@ class MemoryState(AppState):
         error = ""
         if session_uuid:
             try:
-                snapshot = await svc.storage.call(load_snapshot, session_uuid=session_uuid)
+                snapshot = await svc.storage.call(
+                    load_snapshot, session_uuid=session_uuid, user_id=me
+                )
             except Exception:  # shown, and logged with its traceback
                 log.exception("reading the memory views of %s failed", session_uuid)
                 error = "The conversation's memory could not be read (see the app's log)."

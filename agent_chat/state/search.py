@@ -54,7 +54,7 @@ class SearchState(ChatState):
         if not self.query.strip():
             self.results = []
             return
-        hits = await self.svc().storage.call(search, query=self.query)
+        hits = await self.svc().storage.call(search, user_id=await self.user_id(), query=self.query)
         self.results = [hit_row(h) for h in hits]
 
     @rx.event
@@ -70,7 +70,9 @@ class SearchState(ChatState):
         svc = self.svc()
         running = bool(svc.runs.live_for_session(session_uuid))
         try:
-            opened = await svc.storage.call(open_hit, message_id=message_id, switch=not running)
+            opened = await svc.storage.call(
+                open_hit, user_id=await self.user_id(), message_id=message_id, switch=not running
+            )
         except StoreError:
             self.show_error("This message no longer exists; the search results were old.")
             await self.set_query(self.query)

@@ -24,13 +24,17 @@ class ShareState(AppState):
     share_error: str = ""
 
     async def _rows(self, session_uuid: str | None) -> list[ShareRow]:
-        found = await self.svc().storage.call(shares.list_shares, session_uuid=session_uuid)
+        found = await self.svc().storage.call(
+            shares.list_shares, user_id=await self.user_id(), session_uuid=session_uuid
+        )
         now = utcnow()
         return [make_row(info, now=now) for info in found]
 
     @rx.event
     async def open_share(self, session_uuid: str) -> None:
-        chat = await self.svc().storage.call(sessions.get_session, session_uuid=session_uuid)
+        chat = await self.svc().storage.call(
+            sessions.get_session, session_uuid=session_uuid, user_id=await self.user_id()
+        )
         if chat is None:
             self.show_error("This conversation no longer exists.")
             return
@@ -53,7 +57,10 @@ class ShareState(AppState):
     async def create_link(self) -> None:
         try:
             new = await self.svc().storage.call(
-                create_share, session_uuid=self.share_uuid, expiry=self.expiry
+                create_share,
+                session_uuid=self.share_uuid,
+                user_id=await self.user_id(),
+                expiry=self.expiry,
             )
         except ValidationFailed as exc:
             self.share_error = next(iter(exc.field_errors.values()), str(exc))
@@ -69,7 +76,9 @@ class ShareState(AppState):
     @rx.event
     async def revoke(self, share_id: int) -> None:
         try:
-            await self.svc().storage.call(shares.revoke_share, share_id=share_id)
+            await self.svc().storage.call(
+                shares.revoke_share, user_id=await self.user_id(), share_id=share_id
+            )
         except StoreError as exc:
             self.show_error(f"Could not revoke the link: {exc}")
         if self.share_uuid:

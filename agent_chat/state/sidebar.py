@@ -36,15 +36,17 @@ class SidebarState(AppState):
     async def refresh(self) -> None:
         """Reload pins, folders and the first pages of the list (as many rows as shown now)."""
         svc = self.svc()
+        me = await self.user_id()
         limit = max(PAGE_SIZE, len(self.sessions))
         listed = await svc.storage.call(
             sidebar_listing,
+            user_id=me,
             limit=limit,
             include_archived=self.show_archived,
             folder_limits=self._folder_limits,
         )
-        waiting = await svc.storage.call(pauses.open_pauses_by_session)
-        states = svc.runs.session_states()
+        waiting = await svc.storage.call(pauses.open_pauses_by_session, user_id=me)
+        states = svc.runs.session_states(user_id=me)
 
         def row(chat: ChatSession) -> SessionRow:
             state = states.get(chat.session_uuid, "")
@@ -75,14 +77,16 @@ class SidebarState(AppState):
     @rx.event
     async def load_more(self) -> None:
         svc = self.svc()
+        me = await self.user_id()
         rows = await svc.storage.call(
             sessions.list_sessions,
+            user_id=me,
             limit=PAGE_SIZE + 1,
             offset=len(self.sessions),
             include_archived=self.show_archived,
             section="unfiled",
         )
-        states = svc.runs.session_states()
+        states = svc.runs.session_states(user_id=me)
         self.sessions = self.sessions + [
             session_row(c, states.get(c.session_uuid, "")) for c in rows[:PAGE_SIZE]
         ]
@@ -97,12 +101,15 @@ class SidebarState(AppState):
     @rx.event
     async def set_archived(self, session_uuid: str, archived: bool) -> None:
         svc = self.svc()
-        chat = await svc.storage.call(sessions.get_session, session_uuid=session_uuid)
+        me = await self.user_id()
+        chat = await svc.storage.call(sessions.get_session, session_uuid=session_uuid, user_id=me)
         if chat is None:
             self.show_error("This conversation no longer exists.")
         else:
             status = SessionStatus.ARCHIVED if archived else SessionStatus.ACTIVE
-            await svc.storage.call(sessions.set_session_status, session_id=chat.id, status=status)
+            await svc.storage.call(
+                sessions.set_session_status, session_id=chat.id, user_id=me, status=status
+            )
         await self.refresh()
 
     @rx.event
@@ -124,7 +131,10 @@ class SidebarState(AppState):
         self.renaming_uuid = ""
         try:
             chat = await self.svc().storage.call(
-                sessions.rename_session, session_uuid=session_uuid, title=str(form.get("title", ""))
+                sessions.rename_session,
+                session_uuid=session_uuid,
+                user_id=await self.user_id(),
+                title=str(form.get("title", "")),
             )
         except (StoreError, ValueError) as exc:
             self.show_error(f"Could not rename: {exc}")
@@ -136,11 +146,13 @@ class SidebarState(AppState):
     @rx.event
     async def delete(self, session_uuid: str):
         svc = self.svc()
-        if svc.runs.live_for_session(session_uuid):
+        me = await self.user_id()
+        mine = await svc.storage.call(sessions.get_session, session_uuid=session_uuid, user_id=me)
+        if mine is not None and svc.runs.live_for_session(session_uuid):
             self.show_error("This conversation is running: stop it before deleting it.")
             return None
         try:
-            await svc.storage.call(sessions.delete_session, session_uuid=session_uuid)
+            await svc.storage.call(sessions.delete_session, session_uuid=session_uuid, user_id=me)
         except StoreError as exc:
             self.show_error(f"Could not delete: {exc}")
         else:  # its files go with it

@@ -43,7 +43,7 @@ class TokensState(AppState):
     form_error: str = ""
 
     async def _reload(self) -> None:
-        rows = await self.svc().storage.call(api_tokens.list_tokens)
+        rows = await self.svc().storage.call(api_tokens.list_tokens, user_id=await self.user_id())
         self.tokens = [token_row(r) for r in rows]
 
     @rx.event
@@ -56,7 +56,9 @@ class TokensState(AppState):
         self.form_error = ""
         try:
             made = await self.svc().storage.call(
-                api_tokens.create_token, name=str(form.get("name") or "")
+                api_tokens.create_token,
+                user_id=await self.user_id(),
+                name=str(form.get("name") or ""),
             )
         except ValidationFailed as exc:
             self.form_error = exc.field_errors.get("name", str(exc))
@@ -71,7 +73,9 @@ class TokensState(AppState):
     @rx.event
     async def revoke(self, token_id: int) -> None:
         try:
-            await self.svc().storage.call(api_tokens.revoke_token, token_id=token_id)
+            await self.svc().storage.call(
+                api_tokens.revoke_token, user_id=await self.user_id(), token_id=token_id
+            )
         except StoreError as exc:
             self.show_error(f"Could not revoke the token: {exc}")
         await self._reload()

@@ -26,9 +26,9 @@ from agent_chat.runs.storage import Storage
 CONFIG = GateConfig(session_seconds=3600)
 
 
-def test_a_token_is_stored_as_a_hash_verified_and_revoked(engine: Engine) -> None:
+def test_a_token_is_stored_as_a_hash_verified_and_revoked(engine: Engine, user: int) -> None:
     with open_session(engine) as session:
-        made = api_tokens.create_token(session=session, name="  CI   job ")
+        made = api_tokens.create_token(user_id=user, session=session, name="  CI   job ")
     assert made.token.startswith("acht_") and len(made.token) > 40
     with open_session(engine) as session:
         row = session.get(ApiToken, made.row.id)
@@ -46,22 +46,24 @@ def test_a_token_is_stored_as_a_hash_verified_and_revoked(engine: Engine) -> Non
         session.get(ApiToken, made.row.id).last_used_at = utcnow() - timedelta(minutes=2)
         api_tokens.verify_token(session=session, token=made.token)
         assert session.get(ApiToken, made.row.id).last_used_at > used
-        api_tokens.revoke_token(session=session, token_id=made.row.id)
+        api_tokens.revoke_token(user_id=user, session=session, token_id=made.row.id)
         assert not api_tokens.verify_token(session=session, token=made.token)
-        assert api_tokens.list_tokens(session=session) == []
-        assert len(api_tokens.list_tokens(session=session, include_revoked=True)) == 1
+        assert api_tokens.list_tokens(user_id=user, session=session) == []
+        assert len(api_tokens.list_tokens(user_id=user, session=session, include_revoked=True)) == 1
         with pytest.raises(ValidationFailed):
-            api_tokens.create_token(session=session, name="   ")
+            api_tokens.create_token(user_id=user, session=session, name="   ")
 
 
 async def _ok(request):
     return PlainTextResponse("inside")
 
 
-async def test_the_gate_lets_a_valid_bearer_token_into_the_api_only(engine: Engine) -> None:
+async def test_the_gate_lets_a_valid_bearer_token_into_the_api_only(
+    engine: Engine, user: int
+) -> None:
     storage = Storage(engine)
     with open_session(engine) as session:
-        token = api_tokens.create_token(session=session, name="script").token
+        token = api_tokens.create_token(user_id=user, session=session, name="script").token
         users.create_user(session=session, username="admin", password="12345678")
     inner = Starlette(routes=[Route("/api/models", _ok), Route("/chat/x", _ok)])
     gate = LoginGate(

@@ -103,7 +103,7 @@ def test_a_question_answered_interactively_in_a_terminal(cli: Cli) -> None:
     assert f"You chose {CLARIFY_CHOICES[2]}." in output
 
 
-def test_without_a_valid_token_the_app_refuses(cli: Cli) -> None:
+def test_without_a_valid_token_the_app_refuses(cli: Cli, user: int) -> None:
     missing = cli.run("sessions", token=None)
     assert missing.returncode == 1 and "HTTP 401" in missing.stderr
     assert "--token" in missing.stderr
@@ -113,12 +113,12 @@ def test_without_a_valid_token_the_app_refuses(cli: Cli) -> None:
     engine = make_engine(cli.stack.db_url)
     try:
         with open_session(engine) as session:
-            made = api_tokens.create_token(session=session, name="to revoke")
+            made = api_tokens.create_token(user_id=user, session=session, name="to revoke")
         assert cli.run("sessions", token=made.token).returncode == 0
         with open_session(engine) as session:
             used = session.get(type(made.row), made.row.id)
             assert used.last_used_at is not None, "the token's last use is recorded"
-            api_tokens.revoke_token(session=session, token_id=made.row.id)
+            api_tokens.revoke_token(user_id=user, session=session, token_id=made.row.id)
     finally:
         engine.dispose()
     assert cli.run("sessions", token=made.token).returncode == 1

@@ -22,5 +22,6 @@ def session(engine: Engine) -> Iterator[Session]:
 
 
 @pytest.fixture
-def chat(session: Session) -> ChatSession:
-    return create_session(session=session, title="Test chat")
+def chat(session: Session, user: int) -> ChatSession:
+    """A conversation of `user`."""
+    return create_session(session=session, user_id=user, title="Test chat")

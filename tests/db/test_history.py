@@ -163,9 +163,9 @@ def test_history_for_an_edit_follows_the_branch_being_continued(
 
 
 def test_history_for_a_parent_of_another_session_is_an_error(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
-    other = create_session(session=session)
+    other = create_session(user_id=user, session=session)
     (foreign,) = _chain(session, other, ("USER", "SENT", "x"))
     with pytest.raises(InvalidTree):
         history_for(session=session, chat_session_id=chat.id, parent_id=foreign.id)

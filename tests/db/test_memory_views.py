@@ -102,16 +102,20 @@ def _count_queries(session: Session) -> Iterator[list[str]]:
         event.remove(engine, "before_cursor_execute", before)
 
 
-def test_unknown_session_gives_none(session: Session) -> None:
-    assert memory_snapshot(session=session, session_uuid="not-a-uuid") is None
+def test_unknown_session_gives_none(session: Session, user: int) -> None:
+    assert memory_snapshot(user_id=user, session=session, session_uuid="not-a-uuid") is None
     assert (
-        memory_snapshot(session=session, session_uuid="00000000-0000-0000-0000-000000000000")
+        memory_snapshot(
+            user_id=user, session=session, session_uuid="00000000-0000-0000-0000-000000000000"
+        )
         is None
     )
 
 
-def test_an_empty_conversation_has_empty_views(session: Session, chat: ChatSession) -> None:
-    snap = memory_snapshot(session=session, session_uuid=chat.session_uuid)
+def test_an_empty_conversation_has_empty_views(
+    session: Session, chat: ChatSession, user: int
+) -> None:
+    snap = memory_snapshot(user_id=user, session=session, session_uuid=chat.session_uuid)
     assert snap is not None
     assert snap.working == [] and snap.tools == [] and snap.summaries == []
     assert snap.working_tokens == 0
@@ -121,7 +125,7 @@ def test_an_empty_conversation_has_empty_views(session: Session, chat: ChatSessi
 
 
 def test_working_memory_is_what_history_for_sends_under_the_leaf(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
     first = _turn(session, chat, None, "q1", "a1")
     summary = _add(session, chat, first, "SYSTEM", "they talked about q1", "SUMMARY")
@@ -130,7 +134,7 @@ def test_working_memory_is_what_history_for_sends_under_the_leaf(
     question = _add(session, chat, second, "USER", "q3", "SENT")
     leaf = _add(session, chat, question, "ASSISTANT", "boom", "FAILED")
 
-    snap = memory_snapshot(session=session, session_uuid=chat.session_uuid)
+    snap = memory_snapshot(user_id=user, session=session, session_uuid=chat.session_uuid)
 
     expected = history_for(session=session, chat_session_id=chat.id, parent_id=leaf.id)
     assert snap.working == expected
@@ -144,11 +148,13 @@ def test_working_memory_is_what_history_for_sends_under_the_leaf(
     assert snap.working_tokens == estimate_tokens(chars) == -(-chars // 4)
 
 
-def test_working_memory_follows_the_active_version(session: Session, chat: ChatSession) -> None:
-    user = _add(session, chat, None, "USER", "q", "SENT")
-    _add(session, chat, user, "ASSISTANT", "old answer", "SUCCESS")
-    _add(session, chat, user, "ASSISTANT", "new answer", "SUCCESS")  # regenerate: now active
-    snap = memory_snapshot(session=session, session_uuid=chat.session_uuid)
+def test_working_memory_follows_the_active_version(
+    session: Session, chat: ChatSession, user: int
+) -> None:
+    asked = _add(session, chat, None, "USER", "q", "SENT")
+    _add(session, chat, asked, "ASSISTANT", "old answer", "SUCCESS")
+    _add(session, chat, asked, "ASSISTANT", "new answer", "SUCCESS")  # regenerate: now active
+    snap = memory_snapshot(user_id=user, session=session, session_uuid=chat.session_uuid)
     assert snap.working == [
         {"role": "user", "content": "q"},
         {"role": "assistant", "content": "new answer"},
@@ -157,7 +163,7 @@ def test_working_memory_follows_the_active_version(session: Session, chat: ChatS
 
 
 def test_tool_calls_are_newest_first_limited_and_only_from_the_active_branch(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
     one = _turn(session, chat, None, "q1", "a1", tools=["c1", "c2"])
     two = _turn(session, chat, one, "q2", "a2", tools=["c3", "c4", "c5"])
@@ -165,9 +171,9 @@ def test_tool_calls_are_newest_first_limited_and_only_from_the_active_branch(
     user_two = session.get(ChatMessage, two.parent_id)
     hidden = _add(session, chat, user_two, "ASSISTANT", "other", "SUCCESS")
     append_logs(session=session, message_id=hidden.id, rows=_tool_rows(1, "x1", "todo"))
-    set_active(session=session, message_id=two.id)
+    set_active(user_id=user, session=session, message_id=two.id)
 
-    snap = memory_snapshot(session=session, session_uuid=chat.session_uuid)
+    snap = memory_snapshot(user_id=user, session=session, session_uuid=chat.session_uuid)
     assert [r.call.call_id for r in snap.tools] == ["c5", "c4", "c3", "c2", "c1"]
     newest = snap.tools[0]
     assert newest.message_id == two.id
@@ -178,28 +184,33 @@ def test_tool_calls_are_newest_first_limited_and_only_from_the_active_branch(
     assert newest.call.done and not newest.call.is_error
     assert newest.started_at is not None
 
-    limited = memory_snapshot(session=session, session_uuid=chat.session_uuid, tool_limit=4)
+    limited = memory_snapshot(
+        user_id=user, session=session, session_uuid=chat.session_uuid, tool_limit=4
+    )
     assert [r.call.call_id for r in limited.tools] == ["c5", "c4", "c3", "c2"]
     assert (
-        memory_snapshot(session=session, session_uuid=chat.session_uuid, tool_limit=0).tools == []
+        memory_snapshot(
+            user_id=user, session=session, session_uuid=chat.session_uuid, tool_limit=0
+        ).tools
+        == []
     )
 
 
 def test_a_tool_still_running_and_a_failed_tool_are_shown_as_such(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
-    user = _add(session, chat, None, "USER", "q", "SENT")
-    reply = _add(session, chat, user, "ASSISTANT", "", "RUNNING")
+    asked = _add(session, chat, None, "USER", "q", "SENT")
+    reply = _add(session, chat, asked, "ASSISTANT", "", "RUNNING")
     rows = _tool_rows(1, "bad", "memory", error=True) + _tool_rows(3, "open", "todo")[:1]
     append_logs(session=session, message_id=reply.id, rows=rows)
-    snap = memory_snapshot(session=session, session_uuid=chat.session_uuid)
+    snap = memory_snapshot(user_id=user, session=session, session_uuid=chat.session_uuid)
     running, failed = snap.tools
     assert (running.call.call_id, running.call.done) == ("open", False)
     assert (failed.call.call_id, failed.call.done, failed.call.is_error) == ("bad", True, True)
 
 
 def test_summaries_are_newest_first_and_counted_in_the_stats(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
     base = datetime(2024, 5, 1, 12, 0)
     first = _turn(session, chat, None, "q1", "a1", tokens=100)
@@ -216,10 +227,10 @@ def test_summaries_are_newest_first_and_counted_in_the_stats(
     )
     _add(session, chat, newer, "SYSTEM", "", "RESET")  # a reset marker is not a summary
     # Summaries of another session are not counted.
-    other = create_session(session=session, title="other")
+    other = create_session(user_id=user, session=session, title="other")
     _add(session, other, None, "SYSTEM", "elsewhere", "SUMMARY")
 
-    snap = memory_snapshot(session=session, session_uuid=chat.session_uuid)
+    snap = memory_snapshot(user_id=user, session=session, session_uuid=chat.session_uuid)
 
     assert [s.content for s in snap.summaries] == ["newer summary", "older summary"]
     assert snap.summaries[0].created_at == base + timedelta(hours=1)
@@ -232,20 +243,22 @@ def test_summaries_are_newest_first_and_counted_in_the_stats(
 
 
 def test_tokens_used_count_every_version_and_ignore_missing_usage(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
-    user = _add(session, chat, None, "USER", "q", "SENT")
-    _add(session, chat, user, "ASSISTANT", "first", "SUCCESS", tokens=40)
-    _add(session, chat, user, "ASSISTANT", "second", "SUCCESS", tokens=2)
-    _add(session, chat, user, "ASSISTANT", "failed early", "FAILED")  # no usage recorded
-    snap = memory_snapshot(session=session, session_uuid=chat.session_uuid)
+    asked = _add(session, chat, None, "USER", "q", "SENT")
+    _add(session, chat, asked, "ASSISTANT", "first", "SUCCESS", tokens=40)
+    _add(session, chat, asked, "ASSISTANT", "second", "SUCCESS", tokens=2)
+    _add(session, chat, asked, "ASSISTANT", "failed early", "FAILED")  # no usage recorded
+    snap = memory_snapshot(user_id=user, session=session, session_uuid=chat.session_uuid)
     assert snap.stats.tokens_used == 42
     assert (snap.stats.branch_messages, snap.stats.tree_messages) == (2, 4)
 
 
-def test_a_long_branch_needs_the_same_few_queries(session: Session, chat: ChatSession) -> None:
+def test_a_long_branch_needs_the_same_few_queries(
+    session: Session, chat: ChatSession, user: int
+) -> None:
     def build(turns: int) -> ChatSession:
-        target = create_session(session=session, title=f"{turns} turns")
+        target = create_session(user_id=user, session=session, title=f"{turns} turns")
         parent = None
         for index in range(turns):
             parent = _turn(
@@ -264,7 +277,7 @@ def test_a_long_branch_needs_the_same_few_queries(session: Session, chat: ChatSe
     for target in (short, long):
         session.expunge_all()  # nothing served from the identity map
         with _count_queries(session) as statements:
-            snap = memory_snapshot(session=session, session_uuid=target.session_uuid)
+            snap = memory_snapshot(user_id=user, session=session, session_uuid=target.session_uuid)
         counts.append(len(statements))
     assert counts[0] == counts[1] <= 6, counts
     assert snap.stats.branch_messages == 300

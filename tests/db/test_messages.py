@@ -54,14 +54,14 @@ def test_append_message_builds_a_chain_and_touches_the_session(
 
 
 def test_a_new_sibling_becomes_active_with_the_next_branch_order(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
-    user = _add(session, chat, None)
-    first = _add(session, chat, user, role=ASSISTANT)
-    second = _add(session, chat, user, role=ASSISTANT)
-    third = _add(session, chat, user, role=ASSISTANT)
+    asked = _add(session, chat, None)
+    first = _add(session, chat, asked, role=ASSISTANT)
+    second = _add(session, chat, asked, role=ASSISTANT)
+    third = _add(session, chat, asked, role=ASSISTANT)
     assert [m.branch_order for m in (first, second, third)] == [0, 1, 2]
-    assert [m.is_active for m in siblings(session=session, message_id=first.id)] == [
+    assert [m.is_active for m in siblings(user_id=user, session=session, message_id=first.id)] == [
         False,
         False,
         True,
@@ -69,44 +69,49 @@ def test_a_new_sibling_becomes_active_with_the_next_branch_order(
     assert active_branch(session=session, chat_session_id=chat.id)[-1].id == third.id
 
 
-def test_roots_of_a_session_are_siblings(session: Session, chat: ChatSession) -> None:
-    other_chat = create_session(session=session)
+def test_roots_of_a_session_are_siblings(session: Session, chat: ChatSession, user: int) -> None:
+    other_chat = create_session(user_id=user, session=session)
     other_root = _add(session, other_chat, None)
     first = _add(session, chat, None, content="v1")
     second = _add(session, chat, None, content="v2")
-    assert [m.id for m in siblings(session=session, message_id=first.id)] == [first.id, second.id]
+    assert [m.id for m in siblings(user_id=user, session=session, message_id=first.id)] == [
+        first.id,
+        second.id,
+    ]
     assert second.branch_order == 1
     assert other_root.is_active  # roots of another session are not siblings
-    set_active(session=session, message_id=first.id)
+    set_active(user_id=user, session=session, message_id=first.id)
     assert [m.content for m in active_branch(session=session, chat_session_id=chat.id)] == ["v1"]
 
 
-def test_set_active_switches_the_branch_below(session: Session, chat: ChatSession) -> None:
-    user = _add(session, chat, None)
-    old = _add(session, chat, user, role=ASSISTANT, content="old")
+def test_set_active_switches_the_branch_below(
+    session: Session, chat: ChatSession, user: int
+) -> None:
+    asked = _add(session, chat, None)
+    old = _add(session, chat, asked, role=ASSISTANT, content="old")
     old_follow_up = _add(session, chat, old, content="follow-up")
-    new = _add(session, chat, user, role=ASSISTANT, content="new")
+    new = _add(session, chat, asked, role=ASSISTANT, content="new")
     assert [m.id for m in active_branch(session=session, chat_session_id=chat.id)] == [
-        user.id,
+        asked.id,
         new.id,
     ]
-    set_active(session=session, message_id=old.id)
+    set_active(user_id=user, session=session, message_id=old.id)
     assert [m.id for m in active_branch(session=session, chat_session_id=chat.id)] == [
-        user.id,
+        asked.id,
         old.id,
         old_follow_up.id,
     ]
     assert not new.is_active
     with pytest.raises(NotFound):
-        set_active(session=session, message_id=999_999)
+        set_active(user_id=user, session=session, message_id=999_999)
     with pytest.raises(NotFound):
-        siblings(session=session, message_id=999_999)
+        siblings(user_id=user, session=session, message_id=999_999)
 
 
 def test_append_message_rejects_a_parent_from_another_session_or_unknown(
-    session: Session, chat: ChatSession
+    session: Session, chat: ChatSession, user: int
 ) -> None:
-    other_chat = create_session(session=session)
+    other_chat = create_session(user_id=user, session=session)
     foreign = _add(session, other_chat, None)
     with pytest.raises(InvalidTree):
         _add(session, chat, foreign)
@@ -242,9 +247,9 @@ def _check_invariants(session: Session, chat: ChatSession, created: list[int]) -
 )
 @given(ops=_ops)
 def test_tree_invariants_hold_under_random_appends_and_activations(
-    session: Session, ops: list[tuple[str, int | None]]
+    session: Session, ops: list[tuple[str, int | None]], user: int
 ) -> None:
-    chat = create_session(session=session)
+    chat = create_session(user_id=user, session=session)
     created: list[int] = []
     for op, index in ops:
         if op == "append":
@@ -259,7 +264,7 @@ def test_tree_invariants_hold_under_random_appends_and_activations(
             )
             created.append(message.id)
         elif created:
-            set_active(session=session, message_id=created[index % len(created)])
+            set_active(user_id=user, session=session, message_id=created[index % len(created)])
     if created:
         session.expire_all()  # read what is stored, not what is cached
         _check_invariants(session, chat, created)

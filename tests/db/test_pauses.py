@@ -100,8 +100,8 @@ def test_abandon_pauses_closes_only_the_runs_open_questions(
     assert (abandoned.status, abandoned.answer) == ("ABANDONED", None)
 
 
-def test_open_pauses_by_session_counts_unanswered_questions(session: Session) -> None:
-    first, second, quiet = (create_session(session=session) for _ in range(3))
+def test_open_pauses_by_session_counts_unanswered_questions(session: Session, user: int) -> None:
+    first, second, quiet = (create_session(user_id=user, session=session) for _ in range(3))
     a = question_and_running_answer(session, first, "run-a")
     b = question_and_running_answer(session, second, "run-b")
     question_and_running_answer(session, quiet, "run-q")
@@ -118,4 +118,4 @@ def test_open_pauses_by_session_counts_unanswered_questions(session: Session) ->
         session=session, run_id="run-b", message_id=b.id, clarify_id="c1", question="?", choices=[]
     )
     answer_pause(session=session, run_id="run-b", clarify_id="c1", answer=None)
-    assert open_pauses_by_session(session=session) == {first.id: 2}
+    assert open_pauses_by_session(user_id=user, session=session) == {first.id: 2}

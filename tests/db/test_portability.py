@@ -40,12 +40,12 @@ def test_text_with_control_characters_rtl_and_emoji_is_kept_exactly(
         assert fresh.get(ChatMessage, message.id).content == TRICKY
 
 
-def test_nul_is_kept_by_sqlite_and_replaced_on_postgresql(engine: Engine) -> None:
+def test_nul_is_kept_by_sqlite_and_replaced_on_postgresql(engine: Engine, user: int) -> None:
     """PostgreSQL text cannot hold NUL: without the replacement the whole write would fail,
     and a run whose tool read a binary file could never store its events."""
     text = "before\x00after"
     with open_session(engine) as session:
-        chat = create_session(session=session, title="a\x00b")
+        chat = create_session(user_id=user, session=session, title="a\x00b")
         message = append_message(
             session=session,
             chat_session_id=chat.id,

@@ -11,8 +11,10 @@ from agent_chat.db import messages, sessions
 from agent_chat.db.engine import make_engine
 from agent_chat.db.models import MessageRole, MessageStatus
 from agent_chat.runs.storage import Storage
+from tests.support.accounts import ADMIN_USER
 from tests.support.browser import new_chat, send
 from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
+from tests.support.users import user_named
 
 pytestmark = pytest.mark.e2e
 
@@ -141,7 +143,11 @@ def test_a_long_conversation_opens_with_the_newest_messages_and_pages_back(
     storage = Storage(make_engine(stack.env["AGENT_CHAT_DB_URL"]))
 
     def build(*, session) -> str:
-        chat = sessions.create_session(session=session, title="Long history")
+        chat = sessions.create_session(
+            user_id=user_named(session=session, username=ADMIN_USER),
+            session=session,
+            title="Long history",
+        )
         parent = None
         for i in range(120):
             role = MessageRole.USER if i % 2 == 0 else MessageRole.ASSISTANT

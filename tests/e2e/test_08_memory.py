@@ -9,8 +9,10 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.support.accounts import ADMIN_USER
 from tests.support.browser import new_chat, send
 from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
+from tests.support.users import user_named
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +39,11 @@ def _add_summaries(stack: Stack, session_uuid: str, *texts_and_times) -> None:
     engine = make_engine(stack.env["AGENT_CHAT_DB_URL"])
     try:
         with open_session(engine) as session:
-            chat = get_session(session=session, session_uuid=session_uuid)
+            chat = get_session(
+                user_id=user_named(session=session, username=ADMIN_USER),
+                session=session,
+                session_uuid=session_uuid,
+            )
             parent = active_branch(session=session, chat_session_id=chat.id)[-1]
             for text, created_at in texts_and_times:
                 parent = append_message(

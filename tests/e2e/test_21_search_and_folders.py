@@ -9,7 +9,9 @@ from playwright.sync_api import Page, expect
 from agent_chat.db import folders, messages, sessions
 from agent_chat.db.engine import make_engine, open_session
 from agent_chat.db.models import MessageRole, MessageStatus
+from tests.support.accounts import ADMIN_USER
 from tests.support.stack import Stack
+from tests.support.users import user_named
 
 pytestmark = pytest.mark.e2e
 
@@ -20,7 +22,9 @@ def _conversation(stack: Stack, title: str, turns: list[tuple[str, list[str]]]) 
     engine = make_engine(stack.db_url)
     try:
         with open_session(engine) as db:
-            chat = sessions.create_session(session=db, title=title)
+            chat = sessions.create_session(
+                user_id=user_named(session=db, username=ADMIN_USER), session=db, title=title
+            )
             parent = None
             for question, answers in turns:
                 user = messages.append_message(
@@ -124,16 +128,27 @@ def test_pin_and_folders(page: Page, stack: Stack) -> None:
     expect(_row(page, newer)).to_have_count(1)
 
 
-def test_a_big_folder_shows_its_newest_and_more_on_request(page: Page, stack: Stack) -> None:
+def test_a_big_folder_shows_its_newest_and_more_on_request(
+    page: Page, stack: Stack, user: int
+) -> None:
     total = folders.FOLDER_PAGE + 2
     engine = make_engine(stack.db_url)
     try:
         with open_session(engine) as db:
-            folder_id = folders.create_folder(session=db, name="Archive box").id
+            folder_id = folders.create_folder(
+                user_id=user_named(session=db, username=ADMIN_USER), session=db, name="Archive box"
+            ).id
             for i in range(total):
-                chat = sessions.create_session(session=db, title=f"Boxed {i:02}")
+                chat = sessions.create_session(
+                    user_id=user_named(session=db, username=ADMIN_USER),
+                    session=db,
+                    title=f"Boxed {i:02}",
+                )
                 folders.move_session(
-                    session=db, session_uuid=chat.session_uuid, folder_id=folder_id
+                    user_id=user_named(session=db, username=ADMIN_USER),
+                    session=db,
+                    session_uuid=chat.session_uuid,
+                    folder_id=folder_id,
                 )
     finally:
         engine.dispose()

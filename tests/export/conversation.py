@@ -22,6 +22,7 @@ from agent_chat.db.pauses import answer_pause, create_pause
 from agent_chat.db.sessions import create_session
 from agent_chat.export import SessionExport, collect
 from agent_chat.protocol.log_codec import event_to_row, merge_rows
+from tests.support.users import default_owner
 
 API_KEY = "sk-export-test-SECRET-4242"
 EXPORTED_AT = datetime(2025, 1, 31, 9, 30)
@@ -147,7 +148,11 @@ def build_conversation(engine: Engine, title: str = "Trip to Rome") -> Conversat
             api_key=API_KEY,
         )
         chat = create_session(
-            session=session, title=title, model_id=model.id, skill_folder="travel"
+            user_id=default_owner(session=session),
+            session=session,
+            title=title,
+            model_id=model.id,
+            skill_folder="travel",
         )
         c = chat.id
         ids: dict[str, int] = {}
@@ -174,7 +179,7 @@ def build_conversation(engine: Engine, title: str = "Trip to Rome") -> Conversat
             session, c, ids["paris"], "ASSISTANT", "", status="RUNNING", run_id="rp"
         )
         _simple_run(session, ids["paris_answer"], "rp", "Paris answer: see the Louvre")
-        set_active(session=session, message_id=ids["first"])
+        set_active(user_id=default_owner(session=session), session=session, message_id=ids["first"])
         # A later message edited: the old version keeps its own answer.
         ids["old_followup"] = _message(
             session, c, ids["answer_3"], "USER", "Old follow-up question"
@@ -217,7 +222,12 @@ def build_conversation(engine: Engine, title: str = "Trip to Rome") -> Conversat
 
 def read_export(engine: Engine, conv: Conversation, branch: str) -> SessionExport:
     with open_session(engine) as session:
-        return collect(session=session, session_uuid=conv.uuid, branch=branch)
+        return collect(
+            user_id=default_owner(session=session),
+            session=session,
+            session_uuid=conv.uuid,
+            branch=branch,
+        )
 
 
 def db_messages(engine: Engine) -> list[ChatMessage]:

@@ -15,12 +15,14 @@ from agent_chat.db.engine import open_session
 from agent_chat.db.sessions import create_session
 from agent_chat.runs.storage import Storage
 from tests.export.conversation import API_KEY, build_conversation, db_messages
+from tests.support.users import acting_as
 
 
 @pytest.fixture
-def client(engine: Engine) -> httpx.AsyncClient:
+def client(engine: Engine, user: int) -> httpx.AsyncClient:
     storage = Storage(engine)
-    transport = httpx.ASGITransport(app=create_api(lambda: SimpleNamespace(storage=storage)))
+    api = create_api(lambda: SimpleNamespace(storage=storage))
+    transport = httpx.ASGITransport(app=acting_as(api, user))
     return httpx.AsyncClient(transport=transport, base_url="http://test")
 
 
@@ -53,11 +55,11 @@ async def test_export_endpoint_downloads_markdown_and_json(
 
 
 async def test_export_file_name_falls_back_for_untitled_and_non_ascii_titles(
-    engine: Engine, client: httpx.AsyncClient
+    engine: Engine, client: httpx.AsyncClient, user: int
 ) -> None:
     with open_session(engine) as session:
-        untitled = create_session(session=session).session_uuid
-        cafe = create_session(session=session, title="Café 東京 trip!").session_uuid
+        untitled = create_session(user_id=user, session=session).session_uuid
+        cafe = create_session(user_id=user, session=session, title="Café 東京 trip!").session_uuid
     async with client:
         plain = await client.get(_url(untitled))
         fancy = await client.get(_url(cafe, "json"))

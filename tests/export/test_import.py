@@ -27,6 +27,7 @@ from agent_chat.export.importing import MAX_IMPORT_BYTES, RUNNING_NOTE
 from agent_chat.runs.storage import Storage
 from tests.export.conversation import EXPORTED_AT, build_conversation, read_export
 from tests.export.conversation import Conversation as Conv
+from tests.support.users import acting_as
 
 URL = "/api/chat/sessions/import"
 
@@ -74,9 +75,10 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
-def client(engine: Engine) -> httpx.AsyncClient:
+def client(engine: Engine, user: int) -> httpx.AsyncClient:
     storage = Storage(engine)
-    transport = httpx.ASGITransport(app=create_api(lambda: SimpleNamespace(storage=storage)))
+    api = create_api(lambda: SimpleNamespace(storage=storage))
+    transport = httpx.ASGITransport(app=acting_as(api, user))
     return httpx.AsyncClient(transport=transport, base_url="http://test")
 
 
@@ -124,28 +126,30 @@ async def test_export_import_export_round_trip_keeps_the_whole_tree(
     assert any(m["total_tokens"] == 30 for m in after["messages"])
 
 
-async def test_importing_twice_makes_two_conversations(engine: Engine) -> None:
+async def test_importing_twice_makes_two_conversations(engine: Engine, user: int) -> None:
     conv = build_conversation(engine)
     raw = json.dumps(_export(engine, conv.uuid))
     with open_session(engine) as session:
-        first = import_file(session=session, raw=raw)
+        first = import_file(user_id=user, session=session, raw=raw)
     with open_session(engine) as session:
-        second = import_file(session=session, raw=raw)
+        second = import_file(user_id=user, session=session, raw=raw)
     assert first.chat.session_uuid != second.chat.session_uuid
     assert _normalised(_export(engine, first.chat.session_uuid)) == _normalised(
         _export(engine, second.chat.session_uuid)
     )
 
 
-async def test_a_running_answer_and_a_waiting_question_come_in_finished(engine: Engine) -> None:
+async def test_a_running_answer_and_a_waiting_question_come_in_finished(
+    engine: Engine, user: int
+) -> None:
     with open_session(engine) as session:
-        chat = create_session(session=session, title="Half done")
-        user = append_message(
+        chat = create_session(user_id=user, session=session, title="Half done")
+        asked = append_message(
             session=session, chat_session_id=chat.id, parent_id=None, role="USER",
             content="Hi", status="SENT",
         )  # fmt: skip
         answer = append_message(
-            session=session, chat_session_id=chat.id, parent_id=user.id, role="ASSISTANT",
+            session=session, chat_session_id=chat.id, parent_id=asked.id, role="ASSISTANT",
             content="", status="RUNNING", run_id="live",
         )  # fmt: skip
         create_pause(
@@ -158,7 +162,7 @@ async def test_a_running_answer_and_a_waiting_question_come_in_finished(engine: 
         )
         uuid = chat.session_uuid
     with open_session(engine) as session:
-        done = import_file(session=session, raw=json.dumps(_export(engine, uuid)))
+        done = import_file(user_id=user, session=session, raw=json.dumps(_export(engine, uuid)))
     doc = _export(engine, done.chat.session_uuid)
     assert doc["messages"][1]["status"] == "STOPPED"
     assert doc["messages"][1]["error"] == RUNNING_NOTE

@@ -25,6 +25,7 @@ from tests.support.runs import (
     stored_view,
     wait_for,
 )
+from tests.support.users import default_owner
 
 PROFILES = ("chat", "workspace")
 RM = 'rm it\nCALL terminal {"command": "rm -rf victim"}'
@@ -57,18 +58,19 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
     fake_model_row: int,
     make_manager: MakeManager,
     workspaces: Path,
+    user: int,
 ) -> None:
     bridge = _bridge(start_bridge, workspaces)
     first = await make_manager(bridge.base_url, tool_profiles=PROFILES)
     chat = new_chat(storage)
     (workspaces / chat / "victim").mkdir(parents=True)
-    started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace")
+    started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace", user_id=user)
     answer_id = started.assistant_message_id
     await wait_for(lambda: _open(storage, answer_id) is not None)
     pause = _open(storage, answer_id)
     assert pause.kind == "approval" and pause.question == "rm -rf victim"
     assert pause.detail and json.loads(pause.choices_json) == ["once", "session", "always", "deny"]
-    assert first.session_states() == {chat: "waiting"}
+    assert first.session_states(user_id=user) == {chat: "waiting"}
     # The app restarts while the approval waits: the new one re-attaches and shows it.
     await first.close()
     second = await make_manager(bridge.base_url, tool_profiles=PROFILES)
@@ -78,7 +80,7 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
     assert live.view.clarify.kind == "approval" and live.view.clarify.question == "rm -rf victim"
     assert stored_view(storage, answer_id).clarify == live.view.clarify
 
-    await second.answer(started.run_id, pause.clarify_id, "deny")
+    await second.answer(started.run_id, pause.clarify_id, "deny", user_id=user)
     live = await run_to_end(second, started.run_id)
     done = message(storage, answer_id)
     assert done.status == MessageStatus.SUCCESS and "BLOCKED" in done.content
@@ -98,7 +100,12 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
 def _collect(*, session: Any, session_uuid: str) -> Any:
     from agent_chat import export
 
-    return export.collect(session=session, session_uuid=session_uuid, branch="all")
+    return export.collect(
+        user_id=default_owner(session=session),
+        session=session,
+        session_uuid=session_uuid,
+        branch="all",
+    )
 
 
 async def test_a_bridge_restart_abandons_a_pending_approval(
@@ -107,11 +114,12 @@ async def test_a_bridge_restart_abandons_a_pending_approval(
     fake_model_row: int,
     make_manager: MakeManager,
     workspaces: Path,
+    user: int,
 ) -> None:
     old = _bridge(start_bridge, workspaces)
     first = await make_manager(old.base_url, tool_profiles=PROFILES)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace")
+    started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace", user_id=user)
     await wait_for(lambda: _open(storage, started.assistant_message_id) is not None)
     await first.close()
     new = _bridge(start_bridge, workspaces)  # knows no runs
@@ -128,21 +136,26 @@ async def test_the_profile_is_kept_per_conversation_and_a_disabled_one_is_refuse
     fake_model_row: int,
     make_manager: MakeManager,
     workspaces: Path,
+    user: int,
 ) -> None:
     bridge = _bridge(start_bridge, workspaces)
     manager = await make_manager(bridge.base_url, tool_profiles=PROFILES)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="hello", tool_profile="workspace")
+    started = await manager.send(
+        session_uuid=chat, text="hello", tool_profile="workspace", user_id=user
+    )
     await run_to_end(manager, started.run_id)
     # The next message without a choice keeps the conversation's profile.
-    again = await manager.send(session_uuid=chat, text="again")
+    again = await manager.send(session_uuid=chat, text="again", user_id=user)
     await run_to_end(manager, again.run_id)
     assert message(storage, again.assistant_message_id).tool_profile == "workspace"
 
     chat_only = await make_manager(bridge.base_url, tool_profiles=("chat",))
     with pytest.raises(RunRefused, match="not enabled"):
-        await chat_only.send(session_uuid=new_chat(storage), text="hi", tool_profile="workspace")
+        await chat_only.send(
+            session_uuid=new_chat(storage), text="hi", tool_profile="workspace", user_id=user
+        )
     # A conversation whose profile the operator disabled since falls back to Chat.
-    later = await chat_only.send(session_uuid=chat, text="and now")
+    later = await chat_only.send(session_uuid=chat, text="and now", user_id=user)
     await run_to_end(chat_only, later.run_id)
     assert message(storage, later.assistant_message_id).tool_profile == "chat"

@@ -15,11 +15,14 @@ from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
 from tests.support.runs import MakeManager, chat_messages, finished, new_chat
+from tests.support.users import default_owner
 
 
 def all_messages(storage: Storage, session_uuid: str) -> list[ChatMessage]:
     def read(*, session: Any) -> list[ChatMessage]:
-        chat = sessions.get_session(session=session, session_uuid=session_uuid)
+        chat = sessions.get_session(
+            user_id=default_owner(session=session), session=session, session_uuid=session_uuid
+        )
         return list(session.exec(select(ChatMessage).where(ChatMessage.session_id == chat.id)))
 
     return storage.call_sync(read)
@@ -52,7 +55,9 @@ def context_of(fake: RunningFakeModel, text: str) -> list[tuple[str, str]]:
 
 
 async def ask(manager, storage: Storage, session_uuid: str, text: str) -> ChatMessage:
-    started = await manager.send(session_uuid=session_uuid, text=text)
+    started = await manager.send(
+        session_uuid=session_uuid, text=text, user_id=storage.call_sync(default_owner)
+    )
     return await finished(storage, started.assistant_message_id)
 
 
@@ -68,13 +73,15 @@ async def chat_with_two_turns(
 
 
 async def test_regenerate_adds_a_version_and_keeps_the_old_one(
-    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel
+    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     before = len(all_messages(storage, session_uuid))
     old_answer = chat_messages(storage, session_uuid)[-1]
 
-    started = await manager.regenerate(session_uuid=session_uuid, message_id=old_answer.id)
+    started = await manager.regenerate(
+        session_uuid=session_uuid, message_id=old_answer.id, user_id=user
+    )
     new_answer = await finished(storage, started.assistant_message_id)
     assert new_answer.parent_id == old_answer.parent_id
     assert new_answer.branch_order == old_answer.branch_order + 1
@@ -86,9 +93,11 @@ async def test_regenerate_adds_a_version_and_keeps_the_old_one(
         ("user", "second question"),
     ]
     # Regenerating the regenerated answer gives a third version.
-    third = await manager.regenerate(session_uuid=session_uuid, message_id=new_answer.id)
+    third = await manager.regenerate(
+        session_uuid=session_uuid, message_id=new_answer.id, user_id=user
+    )
     await finished(storage, third.assistant_message_id)
-    group = storage.call_sync(messages.siblings, message_id=old_answer.id)
+    group = storage.call_sync(messages.siblings, user_id=user, message_id=old_answer.id)
     assert [m.id for m in group] == [old_answer.id, new_answer.id, third.assistant_message_id]
     assert [m.is_active for m in group] == [False, False, True]
     assert len(all_messages(storage, session_uuid)) == before + 2  # nothing deleted
@@ -96,12 +105,15 @@ async def test_regenerate_adds_a_version_and_keeps_the_old_one(
 
 
 async def test_edit_of_the_first_message_starts_a_new_root_without_history(
-    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel
+    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     old_branch = chat_messages(storage, session_uuid)
     started = await manager.edit(
-        session_uuid=session_uuid, message_id=old_branch[0].id, text="a better first question"
+        session_uuid=session_uuid,
+        message_id=old_branch[0].id,
+        text="a better first question",
+        user_id=user,
     )
     answer = await finished(storage, started.assistant_message_id)
     assert answer.content == "Echo: a better first question"
@@ -117,18 +129,18 @@ async def test_edit_of_the_first_message_starts_a_new_root_without_history(
     assert_tree_invariants(storage, session_uuid)
 
     # Switching back to version 1 brings back its whole continuation.
-    storage.call_sync(messages.switch_version, message_id=branch[0].id, step=-1)
+    storage.call_sync(messages.switch_version, user_id=user, message_id=branch[0].id, step=-1)
     assert [m.id for m in chat_messages(storage, session_uuid)] == [m.id for m in old_branch]
     assert_tree_invariants(storage, session_uuid)
 
 
 async def test_edit_in_the_middle_sends_only_the_branch_above_it(
-    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel
+    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     second_question = chat_messages(storage, session_uuid)[2]
     started = await manager.edit(
-        session_uuid=session_uuid, message_id=second_question.id, text="recall please"
+        session_uuid=session_uuid, message_id=second_question.id, text="recall please", user_id=user
     )
     answer = await finished(storage, started.assistant_message_id)
     assert answer.content == "Earlier you said: first question"
@@ -141,14 +153,14 @@ async def test_edit_in_the_middle_sends_only_the_branch_above_it(
 
 
 async def test_after_reset_the_agent_sees_nothing_before_the_marker(
-    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel
+    chat_with_two_turns, storage: Storage, fake_model: RunningFakeModel, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     hermes_before = storage.call_sync(
-        sessions.get_session, session_uuid=session_uuid
+        sessions.get_session, user_id=user, session_uuid=session_uuid
     ).hermes_session
-    await manager.reset(session_uuid=session_uuid)
-    chat = storage.call_sync(sessions.get_session, session_uuid=session_uuid)
+    await manager.reset(session_uuid=session_uuid, user_id=user)
+    chat = storage.call_sync(sessions.get_session, user_id=user, session_uuid=session_uuid)
     assert chat.hermes_session != hermes_before
     answer = await ask(manager, storage, session_uuid, "recall anything?")
     assert answer.content == "I have no earlier message."
@@ -158,34 +170,36 @@ async def test_after_reset_the_agent_sees_nothing_before_the_marker(
     assert [m.status for m in branch][4] == "RESET"
     assert len(branch) == 7
     # A second reset right after a reset has nothing to do.
-    await manager.reset(session_uuid=session_uuid)
+    await manager.reset(session_uuid=session_uuid, user_id=user)
     with pytest.raises(RunRefused, match="nothing to reset"):
-        await manager.reset(session_uuid=session_uuid)
+        await manager.reset(session_uuid=session_uuid, user_id=user)
 
 
 async def test_regenerate_edit_and_reset_are_refused_while_the_session_runs(
-    chat_with_two_turns, storage: Storage
+    chat_with_two_turns, storage: Storage, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     branch = chat_messages(storage, session_uuid)
-    running = await manager.send(session_uuid=session_uuid, text="slow please")
+    running = await manager.send(session_uuid=session_uuid, text="slow please", user_id=user)
     with pytest.raises(RunRefused, match="still running"):
-        await manager.regenerate(session_uuid=session_uuid, message_id=branch[-1].id)
+        await manager.regenerate(session_uuid=session_uuid, message_id=branch[-1].id, user_id=user)
     with pytest.raises(RunRefused, match="still running"):
-        await manager.edit(session_uuid=session_uuid, message_id=branch[0].id, text="x")
+        await manager.edit(
+            session_uuid=session_uuid, message_id=branch[0].id, text="x", user_id=user
+        )
     with pytest.raises(RunRefused, match="stop it"):
-        await manager.reset(session_uuid=session_uuid)
-    await manager.stop(running.run_id)
+        await manager.reset(session_uuid=session_uuid, user_id=user)
+    await manager.stop(running.run_id, user_id=user)
     await finished(storage, running.assistant_message_id)
 
 
 async def test_regenerate_refuses_a_message_of_another_session(
-    chat_with_two_turns, storage: Storage
+    chat_with_two_turns, storage: Storage, user: int
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     answer = chat_messages(storage, session_uuid)[-1]
     other = new_chat(storage)
     with pytest.raises(RunRefused, match="not part of this conversation"):
-        await manager.regenerate(session_uuid=other, message_id=answer.id)
+        await manager.regenerate(session_uuid=other, message_id=answer.id, user_id=user)
     with pytest.raises(RunRefused, match="not part of this conversation"):
-        await manager.edit(session_uuid=session_uuid, message_id=answer.id, text="x")
+        await manager.edit(session_uuid=session_uuid, message_id=answer.id, text="x", user_id=user)

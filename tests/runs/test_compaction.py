@@ -11,11 +11,14 @@ from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
 from tests.support.runs import MakeManager, chat_messages, finished, new_chat
+from tests.support.users import default_owner
 
 
 def long_history(*, session: Any, session_uuid: str) -> None:
     """~250K characters of earlier turns: far past a 64K-token window's threshold."""
-    chat = sessions.get_session(session=session, session_uuid=session_uuid)
+    chat = sessions.get_session(
+        user_id=default_owner(session=session), session=session, session_uuid=session_uuid
+    )
     parent = None
     for i in range(20):
         for role, status, text in (
@@ -37,6 +40,7 @@ async def test_compaction_is_stored_as_a_summary_that_later_runs_start_from(
     bridge: RunningBridge,
     storage: Storage,
     fake_model: RunningFakeModel,
+    user: int,
 ) -> None:
     storage.call_sync(
         model_configs.create_model,
@@ -50,7 +54,9 @@ async def test_compaction_is_stored_as_a_summary_that_later_runs_start_from(
     session_uuid = new_chat(storage)
     storage.call_sync(long_history, session_uuid=session_uuid)
 
-    started = await manager.send(session_uuid=session_uuid, text="hello after a long talk")
+    started = await manager.send(
+        session_uuid=session_uuid, text="hello after a long talk", user_id=user
+    )
     answer = await finished(storage, started.assistant_message_id, timeout=60)
     assert answer.status == "SUCCESS"
     assert answer.content == "Echo: hello after a long talk"
@@ -58,13 +64,13 @@ async def test_compaction_is_stored_as_a_summary_that_later_runs_start_from(
     summary = branch[-1]
     assert (summary.role, summary.status) == ("SYSTEM", "SUMMARY")
     assert summary.parent_id == answer.id and summary.content.strip()
-    chat = storage.call_sync(sessions.get_session, session_uuid=session_uuid)
+    chat = storage.call_sync(sessions.get_session, user_id=user, session_uuid=session_uuid)
     assert chat.last_summarized_at is not None
 
     # The next run starts from the summary, then the turn it was made in; the 20 old turns
     # are not sent again.
     fake_model.reset()
-    started = await manager.send(session_uuid=session_uuid, text="recall the start")
+    started = await manager.send(session_uuid=session_uuid, text="recall the start", user_id=user)
     second = await finished(storage, started.assistant_message_id, timeout=60)
     assert second.content.startswith("Earlier you said: [Summary of the earlier conversation]")
     sent = [

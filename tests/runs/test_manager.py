@@ -36,12 +36,16 @@ STOPPED = MessageStatus.STOPPED.value
 
 
 async def test_send_completes_with_the_answer_usage_title_and_every_event_logged(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     text = "Hello\nthere, this is the first message of the chat"
-    started = await manager.send(session_uuid=chat, text=text)
+    started = await manager.send(session_uuid=chat, text=text, user_id=user)
     live = await run_to_end(manager, started.run_id)
 
     answer = message(storage, started.assistant_message_id)
@@ -55,7 +59,7 @@ async def test_send_completes_with_the_answer_usage_title_and_every_event_logged
     assert (question.role, question.content, question.status) == ("USER", text, "SENT")
     assert answer.parent_id == question.id
 
-    title = storage.call_sync(sessions.get_session, session_uuid=chat).title
+    title = storage.call_sync(sessions.get_session, user_id=user, session_uuid=chat).title
     assert title == "Hello there, this is the first"[:30] and "\n" not in title
 
     assert live.view.state == "succeeded"
@@ -66,13 +70,17 @@ async def test_send_completes_with_the_answer_usage_title_and_every_event_logged
 
 
 async def test_second_turn_sends_the_first_as_history(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    first = await manager.send(session_uuid=chat, text="My name is Ada")
+    first = await manager.send(session_uuid=chat, text="My name is Ada", user_id=user)
     await run_to_end(manager, first.run_id)
-    second = await manager.send(session_uuid=chat, text="Do you recall?")
+    second = await manager.send(session_uuid=chat, text="Do you recall?", user_id=user)
     await run_to_end(manager, second.run_id)
 
     assert message(storage, second.assistant_message_id).content == (
@@ -80,7 +88,10 @@ async def test_second_turn_sends_the_first_as_history(
     )
     branch = chat_messages(storage, chat)
     assert [m.role for m in branch] == ["USER", "ASSISTANT", "USER", "ASSISTANT"]
-    assert storage.call_sync(sessions.get_session, session_uuid=chat).title == "My name is Ada"
+    assert (
+        storage.call_sync(sessions.get_session, user_id=user, session_uuid=chat).title
+        == "My name is Ada"
+    )
 
 
 # ---- refusals --------------------------------------------------------------------------------
@@ -93,98 +104,123 @@ async def test_an_empty_message_is_refused_and_nothing_is_stored(
     storage: Storage,
     fake_model_row: int,
     make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     with pytest.raises(RunRefused, match="empty"):
-        await manager.send(session_uuid=chat, text=text)
+        await manager.send(session_uuid=chat, text=text, user_id=user)
     assert chat_messages(storage, chat) == []
 
 
 async def test_an_oversized_message_is_refused_naming_the_limit(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url, max_message_chars=1000)
     chat = new_chat(storage)
     with pytest.raises(RunRefused) as excinfo:
-        await manager.send(session_uuid=chat, text="x" * 1001)
+        await manager.send(session_uuid=chat, text="x" * 1001, user_id=user)
     assert "1,000" in str(excinfo.value) and "1,001" in str(excinfo.value)
     assert chat_messages(storage, chat) == []
-    started = await manager.send(session_uuid=chat, text="y" * 1000)  # at the limit is fine
+    started = await manager.send(
+        session_uuid=chat, text="y" * 1000, user_id=user
+    )  # at the limit is fine
     await run_to_end(manager, started.run_id)
 
 
 async def test_a_second_send_while_the_session_runs_is_refused(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="ask me something")
+    started = await manager.send(session_uuid=chat, text="ask me something", user_id=user)
     with pytest.raises(RunRefused, match="still running"):
-        await manager.send(session_uuid=chat, text="and another thing")
+        await manager.send(session_uuid=chat, text="and another thing", user_id=user)
     assert len(chat_messages(storage, chat)) == 2
-    await manager.stop(started.run_id)
+    await manager.stop(started.run_id, user_id=user)
     await run_to_end(manager, started.run_id)
     assert message(storage, started.assistant_message_id).status == STOPPED
 
 
 async def test_the_global_cap_refuses_a_run_in_another_session(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url, max_active_runs=1)
     busy, other = new_chat(storage), new_chat(storage)
-    started = await manager.send(session_uuid=busy, text="slow please")
+    started = await manager.send(session_uuid=busy, text="slow please", user_id=user)
     with pytest.raises(RunRefused, match="limit is 1"):
-        await manager.send(session_uuid=other, text="hello")
+        await manager.send(session_uuid=other, text="hello", user_id=user)
     assert chat_messages(storage, other) == []
-    await manager.stop(started.run_id)
+    await manager.stop(started.run_id, user_id=user)
     await run_to_end(manager, started.run_id)
-    again = await manager.send(session_uuid=other, text="hello")  # the slot is free again
+    again = await manager.send(
+        session_uuid=other, text="hello", user_id=user
+    )  # the slot is free again
     await run_to_end(manager, again.run_id)
     assert message(storage, again.assistant_message_id).status == SUCCESS
 
 
 async def test_a_run_waiting_for_an_answer_does_not_count_toward_the_cap(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url, max_active_runs=1)
     waiting, other = new_chat(storage), new_chat(storage)
-    asked = await manager.send(session_uuid=waiting, text="ask me")
+    asked = await manager.send(session_uuid=waiting, text="ask me", user_id=user)
     await wait_for(lambda: manager.live(asked.run_id).view.state == "waiting_input")
-    started = await manager.send(session_uuid=other, text="hello")
+    started = await manager.send(session_uuid=other, text="hello", user_id=user)
     await run_to_end(manager, started.run_id)
-    await manager.stop(asked.run_id)
+    await manager.stop(asked.run_id, user_id=user)
     await run_to_end(manager, asked.run_id)
 
 
 async def test_an_unknown_session_is_refused(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     for session_uuid in ("00000000-0000-0000-0000-000000000000", "not-a-uuid"):
         with pytest.raises(RunRefused, match="does not exist"):
-            await manager.send(session_uuid=session_uuid, text="hello")
-    assert manager.session_states() == {}
+            await manager.send(session_uuid=session_uuid, text="hello", user_id=user)
+    assert manager.session_states(user_id=user) == {}
 
 
 async def test_no_model_configured_is_refused(
-    bridge: RunningBridge, storage: Storage, make_manager: MakeManager
+    bridge: RunningBridge, storage: Storage, make_manager: MakeManager, user: int
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     with pytest.raises(RunRefused, match="No model"):
-        await manager.send(session_uuid=chat, text="hello")
+        await manager.send(session_uuid=chat, text="hello", user_id=user)
     assert chat_messages(storage, chat) == []
     assert storage.call_sync(model_configs.list_models) == []
 
 
 async def test_bridge_down_at_send_fails_the_answer_and_keeps_the_question(
-    storage: Storage, fake_model_row: int, make_manager: MakeManager
+    storage: Storage, fake_model_row: int, make_manager: MakeManager, user: int
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     manager = await make_manager(url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="hello")
+    started = await manager.send(session_uuid=chat, text="hello", user_id=user)
     answer = message(storage, started.assistant_message_id)
     assert answer.status == FAILED
     assert "not reachable" in answer.error and url in answer.error
@@ -197,11 +233,15 @@ async def test_bridge_down_at_send_fails_the_answer_and_keeps_the_question(
 
 
 async def test_a_question_is_recorded_answered_and_the_run_completes(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="ask me")
+    started = await manager.send(session_uuid=chat, text="ask me", user_id=user)
     answer_id = started.assistant_message_id
 
     def open_pause() -> Any:
@@ -213,13 +253,13 @@ async def test_a_question_is_recorded_answered_and_the_run_completes(
     assert pause.question == "Which color do you prefer?"
     live = manager.live(started.run_id)
     assert live.view.state == "waiting_input" and live.view.clarify is not None
-    assert manager.session_states() == {chat: "waiting"}
+    assert manager.session_states(user_id=user) == {chat: "waiting"}
     # The question's log rows are flushed at once, not after 200 ms or 50 rows: a reload
     # while the agent waits brings the question back.
     await wait_for(lambda: stored_view(storage, answer_id).clarify is not None, timeout=1)
     assert stored_view(storage, answer_id).clarify == live.view.clarify
 
-    await manager.answer(started.run_id, pause.clarify_id, "blue")
+    await manager.answer(started.run_id, pause.clarify_id, "blue", user_id=user)
     live = await run_to_end(manager, started.run_id)
 
     done = message(storage, answer_id)
@@ -241,14 +281,18 @@ def _pauses_of(*, session: Any, message_id: int) -> list[Any]:
 
 
 async def test_stop_during_a_slow_run_keeps_the_partial_answer(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="slow please")
+    started = await manager.send(session_uuid=chat, text="slow please", user_id=user)
     live = manager.live(started.run_id)
     await wait_for(lambda: "word3 " in live.view.answer)
-    await manager.stop(started.run_id)
+    await manager.stop(started.run_id, user_id=user)
     live = await run_to_end(manager, started.run_id)
 
     stopped = message(storage, started.assistant_message_id)
@@ -260,14 +304,18 @@ async def test_stop_during_a_slow_run_keeps_the_partial_answer(
 
 
 async def test_stop_during_a_question_abandons_it(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="ask me")
+    started = await manager.send(session_uuid=chat, text="ask me", user_id=user)
     answer_id = started.assistant_message_id
     await wait_for(lambda: storage.call_sync(pauses.open_pause, message_id=answer_id))
-    await manager.stop(started.run_id)
+    await manager.stop(started.run_id, user_id=user)
     await run_to_end(manager, started.run_id)
     assert message(storage, answer_id).status == STOPPED
     assert storage.call_sync(pauses.open_pause, message_id=answer_id) is None
@@ -277,11 +325,15 @@ async def test_stop_during_a_question_abandons_it(
 
 
 async def test_a_restarted_app_reattaches_and_loses_no_event(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     first = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text="long 60 delay=0.05")
+    started = await first.send(session_uuid=chat, text="long 60 delay=0.05", user_id=user)
     live = first.live(started.run_id)
     await wait_for(lambda: "word5 " in live.view.answer)
     await first.close()  # the app stops; the run goes on in the bridge
@@ -305,11 +357,12 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
     storage: Storage,
     fake_model_row: int,
     make_manager: MakeManager,
+    user: int,
 ) -> None:
     old_bridge = start_bridge(keepalive_interval_s=0.5)
     first = await make_manager(old_bridge.base_url)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text="slow please")
+    started = await first.send(session_uuid=chat, text="slow please", user_id=user)
     live = first.live(started.run_id)
     await wait_for(lambda: "word3 " in live.view.answer)
     await first.close()
@@ -331,19 +384,23 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
     assert second.live_for_session(chat) is None
     old = BridgeClient(old_bridge.base_url)
     try:
-        await old.stop(started.run_id)
+        await old.stop(started.run_id, user_id=user)
     finally:
         await old.aclose()
 
 
 async def test_reattaching_to_a_run_whose_end_is_already_logged_finishes_it(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     # The app stopped after the terminal event was flushed but before the message was
     # finalised: the log already holds the whole run and the bridge has nothing newer.
     first = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text="hello")
+    started = await first.send(session_uuid=chat, text="hello", user_id=user)
     live = await run_to_end(first, started.run_id)
     storage.call_sync(
         messages.finish_message,
@@ -358,15 +415,19 @@ async def test_reattaching_to_a_run_whose_end_is_already_logged_finishes_it(
     assert done.content == "Echo: hello"
     assert done.total_tokens
     assert_every_seq_once(storage, done.id, live.view.last_seq)
-    assert second.session_states() == {}
+    assert second.session_states(user_id=user) == {}
 
 
 async def test_messages_are_in_the_right_roles(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="think about it")
+    started = await manager.send(session_uuid=chat, text="think about it", user_id=user)
     live = await run_to_end(manager, started.run_id)
     branch = chat_messages(storage, chat)
     assert [m.role for m in branch] == [MessageRole.USER.value, MessageRole.ASSISTANT.value]

@@ -13,6 +13,7 @@ from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
 from tests.support.runs import MakeManager, finished, message, new_chat, stored_view
+from tests.support.users import default_owner
 
 FAILED = "FAILED"
 
@@ -37,7 +38,12 @@ async def _fails_then_recovers(
 ) -> None:
     chat = new_chat(storage)
     text = "hi there"
-    started = await manager.send(session_uuid=chat, text=text, model_id=faulty_model)
+    started = await manager.send(
+        session_uuid=chat,
+        text=text,
+        model_id=faulty_model,
+        user_id=storage.call_sync(default_owner),
+    )
     answer = await finished(storage, started.assistant_message_id)
     assert (answer.status, answer.error) == (FAILED, error)
     assert answer.completed_at is not None
@@ -47,7 +53,12 @@ async def _fails_then_recovers(
     assert (question.content, question.status) == (text, "SENT")
     assert manager.live_for_session(chat) is None
 
-    again = await manager.send(session_uuid=chat, text="hello again", model_id=healthy_model)
+    again = await manager.send(
+        session_uuid=chat,
+        text="hello again",
+        model_id=healthy_model,
+        user_id=storage.call_sync(default_owner),
+    )
     reply = await finished(storage, again.assistant_message_id)
     assert (reply.status, reply.error) == ("SUCCESS", None)
     assert reply.content.endswith("hello again")
@@ -110,17 +121,18 @@ async def test_a_run_that_goes_quiet_is_failed_by_the_bridge_watchdog(
     storage: Storage,
     fake_model_row: int,
     make_manager: MakeManager,
+    user: int,
 ) -> None:
     bridge = start_bridge(keepalive_interval_s=0.2)
     registry = bridge.app.state.registry
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     # Build the session's agent under the default timeout (that takes a second or more).
-    warm = await manager.send(session_uuid=chat, text="hello")
+    warm = await manager.send(session_uuid=chat, text="hello", user_id=user)
     assert (await finished(storage, warm.assistant_message_id)).status == "SUCCESS"
 
     registry.idle_timeout_s = 1.0
-    started = await manager.send(session_uuid=chat, text="slowfirst=5 hi")
+    started = await manager.send(session_uuid=chat, text="slowfirst=5 hi", user_id=user)
     answer = await finished(storage, started.assistant_message_id, timeout=4.0)
     error = "No answer from the model for 1 second; the run was stopped."
     assert (answer.status, answer.error) == (FAILED, error)
@@ -128,7 +140,7 @@ async def test_a_run_that_goes_quiet_is_failed_by_the_bridge_watchdog(
     assert message(storage, started.user_message_id).status == "SENT"
 
     registry.idle_timeout_s = 600.0
-    again = await manager.send(session_uuid=chat, text="hello again")
+    again = await manager.send(session_uuid=chat, text="hello again", user_id=user)
     reply = await finished(storage, again.assistant_message_id)
     assert (reply.status, reply.error) == ("SUCCESS", None)
 
@@ -139,13 +151,18 @@ async def test_after_a_failed_answer_the_model_gets_the_branch_as_shown(
     fake_model: RunningFakeModel,
     fake_model_row: int,
     make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     faulty = _faulty_model(storage, fake_model, "error401")
-    failed = await manager.send(session_uuid=chat, text="first question", model_id=faulty)
+    failed = await manager.send(
+        session_uuid=chat, text="first question", model_id=faulty, user_id=user
+    )
     await finished(storage, failed.assistant_message_id)
-    again = await manager.send(session_uuid=chat, text="second question", model_id=fake_model_row)
+    again = await manager.send(
+        session_uuid=chat, text="second question", model_id=fake_model_row, user_id=user
+    )
     await finished(storage, again.assistant_message_id)
     turns = [
         (m["role"], m["content"])
@@ -160,12 +177,16 @@ async def test_after_a_failed_answer_the_model_gets_the_branch_as_shown(
 
 
 async def test_a_runs_step_limit_ends_it_failed_with_the_reason(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     steps = "\n".join(["plan twice", *['CALL todo {"todos": [], "merge": true}'] * 3])
-    started = await manager.send(session_uuid=chat, text=steps, max_iterations=1)
+    started = await manager.send(session_uuid=chat, text=steps, max_iterations=1, user_id=user)
     answer = await finished(storage, started.assistant_message_id)
     assert answer.status == FAILED
     assert answer.error == "The agent reached its step limit before a final answer."

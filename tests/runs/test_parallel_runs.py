@@ -22,7 +22,11 @@ from tests.support.runs import (
 
 
 async def test_two_runs_in_different_sessions_interleave_without_crossing(
-    make_manager: MakeManager, bridge: RunningBridge, storage: Storage, fake_model_row: int
+    make_manager: MakeManager,
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
     texts = {
@@ -30,7 +34,7 @@ async def test_two_runs_in_different_sessions_interleave_without_crossing(
         new_chat(storage): "omega nine ten eleven twelve thirteen fourteen delay=0.03",
     }
     started = await asyncio.gather(
-        *(manager.send(session_uuid=uuid, text=text) for uuid, text in texts.items())
+        *(manager.send(session_uuid=uuid, text=text, user_id=user) for uuid, text in texts.items())
     )
     assert len({s.run_id for s in started}) == 2
     both_live = [manager.live(s.run_id) for s in started]
@@ -46,14 +50,16 @@ async def test_two_runs_in_different_sessions_interleave_without_crossing(
 
 
 async def test_bridge_killed_mid_run_fails_the_answer_keeps_its_logs_and_the_session_works(
-    make_manager: MakeManager, storage: Storage, fake_model_row: int, tmp_path: Path
+    make_manager: MakeManager, storage: Storage, fake_model_row: int, tmp_path: Path, user: int
 ) -> None:
     home = hermes_home(tmp_path / "hermes-killed")
     process, url = start_bridge_process(home, tmp_path / "bridge.log")
     try:
         manager = await make_manager(url)  # reconnects for 2 s, then gives up
         session_uuid = new_chat(storage)
-        started = await manager.send(session_uuid=session_uuid, text="long 400 delay=0.02")
+        started = await manager.send(
+            session_uuid=session_uuid, text="long 400 delay=0.02", user_id=user
+        )
         live = manager.live(started.run_id)
         deadline = asyncio.get_running_loop().time() + 30
         while live.view.answer.count("word") < 20:

@@ -58,12 +58,18 @@ def _bus(manager: RunManager) -> RedisRunBus:
 
 
 async def test_a_reader_on_another_worker_follows_the_run_once(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_worker: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_worker: MakeManager,
+    user: int,
 ) -> None:
     one = await make_worker(bridge.base_url)
     two = await make_worker(bridge.base_url)
-    started = await one.send(session_uuid=new_chat(storage), text="long 60 delay=0.01")
-    events = await _read_all(two.subscribe(started.run_id))
+    started = await one.send(
+        session_uuid=new_chat(storage), text="long 60 delay=0.01", user_id=user
+    )
+    events = await _read_all(await two.subscribe(started.run_id, user_id=user))
     # The end comes after the outcome is stored, whichever worker reads.
     assert message(storage, started.assistant_message_id).status == MessageStatus.SUCCESS
     seqs = _numbered(events)
@@ -75,44 +81,54 @@ async def test_a_reader_on_another_worker_follows_the_run_once(
     assert two.live(started.run_id) is None  # worker two never consumed it
     assert_every_seq_once(storage, started.assistant_message_id, seqs[-1])
     # Later readers on either worker, from any seq: the stream outlives the run.
-    tail = await _read_all(two.subscribe(started.run_id, after_seq=10))
+    tail = await _read_all(await two.subscribe(started.run_id, after_seq=10, user_id=user))
     assert _numbered(tail) == seqs[10:]
-    assert _numbered(await _read_all(one.subscribe(started.run_id))) == seqs
+    assert _numbered(await _read_all(await one.subscribe(started.run_id, user_id=user))) == seqs
     assert _bus(one).appends_refused == 0  # nothing was appended twice
 
 
 async def test_conversation_changes_reach_every_worker(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_worker: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_worker: MakeManager,
+    user: int,
 ) -> None:
     one = await make_worker(bridge.base_url)
     two = await make_worker(bridge.base_url)
     chat = new_chat(storage)
-    changes = two.session_changes()
+    changes = two.session_changes(user_id=user)
     try:
-        started = await one.send(session_uuid=chat, text="ask me")
+        started = await one.send(session_uuid=chat, text="ask me", user_id=user)
         seen = []
         while len(seen) < 2:
             change = await changes.next(timeout=30)
             assert change is not None, f"no change after {seen}"
             seen.append(change)
-        assert seen == [SessionChange(chat, "running"), SessionChange(chat, "waiting")]
-        await one.stop(started.run_id)
+        assert seen == [SessionChange(chat, "running", user), SessionChange(chat, "waiting", user)]
+        await one.stop(started.run_id, user_id=user)
         after = []
         while not after or after[-1].state:
             change = await changes.next(timeout=30)
             assert change is not None, f"no end after {after}"
             after.append(change)
-        assert after[-1] == SessionChange(chat, "")
+        assert after[-1] == SessionChange(chat, "", user)
     finally:
         changes.close()
 
 
 async def test_exactly_one_worker_consumes_a_run(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_worker: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_worker: MakeManager,
+    user: int,
 ) -> None:
     one = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
     two = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
-    started = await one.send(session_uuid=new_chat(storage), text="long 400 delay=0.02")
+    started = await one.send(
+        session_uuid=new_chat(storage), text="long 400 delay=0.02", user_id=user
+    )
     await asyncio.sleep(3 * LEASE_S)  # renewed meanwhile: never free for a takeover
     await two.takeover.check()
     three = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)  # starts re-attaching
@@ -122,7 +138,7 @@ async def test_exactly_one_worker_consumes_a_run(
     assert holder == one.leases.leases.owner
     done = await finished(storage, started.assistant_message_id)
     assert done.status == MessageStatus.SUCCESS
-    seqs = _numbered(await _read_all(three.subscribe(started.run_id)))
+    seqs = _numbered(await _read_all(await three.subscribe(started.run_id, user_id=user)))
     assert_every_seq_once(storage, started.assistant_message_id, seqs[-1])
     await wait_for(lambda: one.live(started.run_id) is None)
     await asyncio.sleep(0.2)  # the release runs in the background
@@ -135,14 +151,17 @@ async def test_a_run_whose_lease_is_lost_is_given_up_and_taken_over(
     fake_model_row: int,
     make_worker: MakeManager,
     redis_url: str,
+    user: int,
 ) -> None:
     """A worker that stalled past its lease (here: the lease is taken from it) stops
     consuming without finishing the run; a worker takes it over; nothing is lost or
     doubled, in the log or for a reader."""
     one = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
     two = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
-    started = await one.send(session_uuid=new_chat(storage), text="long 150 delay=0.02")
-    reader = asyncio.create_task(_read_all(two.subscribe(started.run_id)))
+    started = await one.send(
+        session_uuid=new_chat(storage), text="long 150 delay=0.02", user_id=user
+    )
+    reader = asyncio.create_task(_read_all(await two.subscribe(started.run_id, user_id=user)))
     await wait_for(lambda: len(stored_seqs(storage, started.assistant_message_id)) > 5)
     key = one.leases.leases.key(started.run_id)
     async with Redis.from_url(redis_url, decode_responses=True) as admin:
@@ -179,6 +198,7 @@ async def test_kill_9_of_the_consuming_worker_another_takes_the_run_over(
     db_url: str,
     redis_url: str,
     tmp_path: Path,
+    user: int,
 ) -> None:
     two = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
     chat = new_chat(storage)
@@ -193,7 +213,7 @@ async def test_kill_9_of_the_consuming_worker_another_takes_the_run_over(
         tmp_path / "worker.log",
     )
     try:
-        reader = asyncio.create_task(_read_all(two.subscribe(run["run_id"])))
+        reader = asyncio.create_task(_read_all(await two.subscribe(run["run_id"], user_id=user)))
         await wait_for(lambda: len(stored_seqs(storage, run["message_id"])) > 10)
         assert two.live(run["run_id"]) is None  # the worker process consumes it
         process.send_signal(signal.SIGKILL)

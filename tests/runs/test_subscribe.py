@@ -15,15 +15,19 @@ from agent_chat.db import sessions
 from agent_chat.protocol.events import TERMINAL_EVENTS, EventType, RunEvent
 from agent_chat.protocol.reducer import replay
 from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange
+from agent_chat.runs.manager import UnknownRun
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
 from tests.support.bridge import RunningBridge
 from tests.support.redis import new_prefix
 from tests.support.runs import MakeManager
+from tests.support.users import default_owner
 
 
 def _new_chat(storage: Storage) -> str:
-    return storage.call_sync(sessions.create_session).session_uuid
+    return storage.call_sync(
+        sessions.create_session, user_id=storage.call_sync(default_owner)
+    ).session_uuid
 
 
 async def _read_all(subscription, timeout: float = 30.0) -> list[RunEvent]:
@@ -38,19 +42,29 @@ def _numbered(events: list[RunEvent]) -> list[int]:
 
 
 async def test_readers_that_join_early_late_or_after_the_end_see_the_same_run(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_bus_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_bus_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_bus_manager(bridge.base_url)
-    started = await manager.send(session_uuid=_new_chat(storage), text="slow please")
-    early = asyncio.create_task(_read_all(manager.subscribe(started.run_id)))
+    started = await manager.send(session_uuid=_new_chat(storage), text="slow please", user_id=user)
+    early = asyncio.create_task(_read_all(await manager.subscribe(started.run_id, user_id=user)))
     live = manager.live(started.run_id)
-    async for event in manager.subscribe(started.run_id):  # until the third word is in
+    async for event in await manager.subscribe(
+        started.run_id, user_id=user
+    ):  # until the third word is in
         if event.seq and "word3 " in live.view.answer:
             break
-    late = asyncio.create_task(_read_all(manager.subscribe(started.run_id)))
-    tail = asyncio.create_task(_read_all(manager.subscribe(started.run_id, after_seq=5)))
+    late = asyncio.create_task(_read_all(await manager.subscribe(started.run_id, user_id=user)))
+    tail = asyncio.create_task(
+        _read_all(await manager.subscribe(started.run_id, after_seq=5, user_id=user))
+    )
     early_events, late_events, tail_events = await asyncio.gather(early, late, tail)
-    stored_events = await _read_all(manager.subscribe(started.run_id))  # the run is over
+    stored_events = await _read_all(
+        await manager.subscribe(started.run_id, user_id=user)
+    )  # the run is over
 
     seqs = _numbered(early_events)
     assert seqs == list(range(1, seqs[-1] + 1))  # every event once, in order
@@ -66,21 +80,25 @@ async def test_readers_that_join_early_late_or_after_the_end_see_the_same_run(
 
 
 async def test_session_changes_report_running_waiting_and_the_end(
-    bridge: RunningBridge, storage: Storage, fake_model_row: int, make_bus_manager: MakeManager
+    bridge: RunningBridge,
+    storage: Storage,
+    fake_model_row: int,
+    make_bus_manager: MakeManager,
+    user: int,
 ) -> None:
     manager = await make_bus_manager(bridge.base_url)
     chat = _new_chat(storage)
-    changes = manager.session_changes()
+    changes = manager.session_changes(user_id=user)
     try:
-        started = await manager.send(session_uuid=chat, text="ask me")
+        started = await manager.send(session_uuid=chat, text="ask me", user_id=user)
         seen = []
         while len(seen) < 2:
             change = await changes.next(timeout=30)
             assert change is not None, f"no change after {seen}"
             seen.append(change)
-        assert seen == [SessionChange(chat, "running"), SessionChange(chat, "waiting")]
-        assert manager.session_states() == {chat: "waiting"}
-        await manager.stop(started.run_id)
+        assert seen == [SessionChange(chat, "running", user), SessionChange(chat, "waiting", user)]
+        assert manager.session_states(user_id=user) == {chat: "waiting"}
+        await manager.stop(started.run_id, user_id=user)
         after = []
         while not after or after[-1].state:
             change = await changes.next(timeout=30)
@@ -88,19 +106,20 @@ async def test_session_changes_report_running_waiting_and_the_end(
             after.append(change)
         # The stop cancels the question first (running again), then the run ends.
         assert after in (
-            [SessionChange(chat, "")],
-            [SessionChange(chat, "running"), SessionChange(chat, "")],
+            [SessionChange(chat, "", user)],
+            [SessionChange(chat, "running", user), SessionChange(chat, "", user)],
         )
-        assert manager.session_states() == {}
+        assert manager.session_states(user_id=user) == {}
     finally:
         changes.close()
 
 
-async def test_an_unknown_run_is_an_empty_replay(
-    bridge: RunningBridge, storage: Storage, make_bus_manager: MakeManager
+async def test_an_unknown_run_cannot_be_followed(
+    bridge: RunningBridge, storage: Storage, make_bus_manager: MakeManager, user: int
 ) -> None:
     manager = await make_bus_manager(bridge.base_url)
-    assert await _read_all(manager.subscribe("no-such-run")) == []
+    with pytest.raises(UnknownRun, match="There is no run 'no-such-run'"):
+        await manager.subscribe("no-such-run", user_id=user)
 
 
 @pytest.fixture(params=["local", "redis"])
@@ -143,9 +162,31 @@ async def test_a_waiting_reader_loses_nothing_when_its_wait_is_cancelled(any_bus
 
 async def test_a_closed_session_reader_stops_receiving(any_bus: RunBus) -> None:
     bus = any_bus
-    first, second = bus.session_changes(), bus.session_changes()
+    first, second = bus.session_changes(1), bus.session_changes(1)
     first.close()
-    bus.publish_session(SessionChange("s", "running"))
-    assert await second.next(timeout=5) == SessionChange("s", "running")
+    bus.publish_session(SessionChange("s", "running", 1))
+    assert await second.next(timeout=5) == SessionChange("s", "running", 1)
     assert first.take_ready() == []
     second.close()
+
+
+async def test_a_session_reader_hears_only_its_persons_changes(any_bus: RunBus) -> None:
+    """The owner id travels with the change (over Redis in the published payload): a
+    reader for person 2 never receives person 1's."""
+    bus = any_bus
+    alice, bob = bus.session_changes(1), bus.session_changes(2)
+    try:
+        bus.publish_session(SessionChange("a-chat", "running", 1))
+        bus.publish_session(SessionChange("b-chat", "waiting", 2))
+        bus.publish_session(SessionChange("nobodys", "running", None))
+        bus.publish_session(SessionChange("a-chat", "", 1))
+        assert await bob.next(timeout=5) == SessionChange("b-chat", "waiting", 2)
+        assert [await alice.next(timeout=5) for _ in range(2)] == [
+            SessionChange("a-chat", "running", 1),
+            SessionChange("a-chat", "", 1),
+        ]
+        await asyncio.sleep(0.3)  # anything more would have arrived by now
+        assert bob.take_ready() == [] and alice.take_ready() == []
+    finally:
+        alice.close()
+        bob.close()

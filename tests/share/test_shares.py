@@ -26,12 +26,13 @@ from agent_chat.share_page.links import create_share, share_path
 from agent_chat.share_page.render import markdown_html, share_html
 from tests.export.conversation import API_KEY, build_conversation
 from tests.export.conversation import Conversation as Conv
+from tests.support.users import default_owner
 
 
 def _other(engine: Engine, title: str) -> str:
     """A second conversation (one question), which no link to the first may show."""
     with open_session(engine) as session:
-        chat = create_session(session=session, title=title)
+        chat = create_session(user_id=default_owner(session=session), session=session, title=title)
         append_message(
             session=session, chat_session_id=chat.id, parent_id=None, role="USER",
             content=f"a question in {title}", status="SENT",
@@ -41,7 +42,12 @@ def _other(engine: Engine, title: str) -> str:
 
 def _share(engine: Engine, uuid: str, expiry: str = "never"):
     with open_session(engine) as session:
-        return create_share(session=session, session_uuid=uuid, expiry=expiry)
+        return create_share(
+            session=session,
+            session_uuid=uuid,
+            user_id=default_owner(session=session),
+            expiry=expiry,
+        )
 
 
 @pytest.fixture
@@ -72,41 +78,43 @@ def test_a_link_is_a_snapshot_of_the_active_branch_and_only_its_hash_is_stored(
     assert timedelta(days=6.9) < stored.expires_at - stored.created_at <= timedelta(days=7)
 
 
-def test_links_are_listed_revoked_and_expire(engine: Engine) -> None:
+def test_links_are_listed_revoked_and_expire(engine: Engine, user: int) -> None:
     rome = build_conversation(engine)
     paris = Conv(uuid=_other(engine, "Weekend in Paris"), ids={})
     first, second = _share(engine, rome.uuid), _share(engine, rome.uuid, "1")
     other = _share(engine, paris.uuid, "30")
     with open_session(engine) as session:
-        assert [s.row.id for s in list_shares(session=session, session_uuid=rome.uuid)] == [
+        assert [
+            s.row.id for s in list_shares(user_id=user, session=session, session_uuid=rome.uuid)
+        ] == [
             second.row.id,
             first.row.id,
         ]
-        every = list_shares(session=session)
+        every = list_shares(user_id=user, session=session)
         assert [s.row.id for s in every] == [other.row.id, second.row.id, first.row.id]
         assert every[0].session_title == "Weekend in Paris"
         assert open_share(session=session, token=first.token) is not None
-        revoke_share(session=session, share_id=first.row.id)
+        revoke_share(user_id=user, session=session, share_id=first.row.id)
         assert open_share(session=session, token=first.token) is None
-        assert [s.row.id for s in list_shares(session=session, session_uuid=rome.uuid)] == [
-            second.row.id
-        ]
+        assert [
+            s.row.id for s in list_shares(user_id=user, session=session, session_uuid=rome.uuid)
+        ] == [second.row.id]
         later = utcnow() + timedelta(days=1, seconds=1)
         assert open_share(session=session, token=second.token, now=later) is None
         assert open_share(session=session, token=other.token, now=later) is not None
         assert open_share(session=session, token="x" * 32) is None
         assert open_share(session=session, token="../../etc") is None
         with pytest.raises(NotFound):
-            revoke_share(session=session, share_id=999_999)
+            revoke_share(user_id=user, session=session, share_id=999_999)
     with open_session(engine) as session:  # deleting the conversation deletes its links
-        delete_session(session=session, session_uuid=paris.uuid)
+        delete_session(user_id=user, session=session, session_uuid=paris.uuid)
     with open_session(engine) as session:
         assert open_share(session=session, token=other.token) is None
 
 
-def test_nothing_to_share_and_a_bad_expiry_are_refused(engine: Engine) -> None:
+def test_nothing_to_share_and_a_bad_expiry_are_refused(engine: Engine, user: int) -> None:
     with open_session(engine) as session:
-        empty = create_session(session=session, title="Empty").session_uuid
+        empty = create_session(user_id=user, session=session, title="Empty").session_uuid
     with pytest.raises(ValidationFailed, match="nothing to share"):
         _share(engine, empty)
     conv = build_conversation(engine)
@@ -146,12 +154,12 @@ async def test_the_page_shows_the_conversation_and_nothing_else(
 
 
 async def test_revoked_expired_and_unknown_links_answer_404(
-    engine: Engine, client: httpx.AsyncClient
+    engine: Engine, client: httpx.AsyncClient, user: int
 ) -> None:
     conv = build_conversation(engine)
     revoked, expired = _share(engine, conv.uuid), _share(engine, conv.uuid, "1")
     with open_session(engine) as session:
-        revoke_share(session=session, share_id=revoked.row.id)
+        revoke_share(user_id=user, session=session, share_id=revoked.row.id)
         row = session.get(ShareLink, expired.row.id)
         row.expires_at = utcnow() - timedelta(seconds=1)
         session.add(row)

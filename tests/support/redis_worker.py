@@ -20,6 +20,7 @@ from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
+from tests.support.users import default_owner
 
 LEASE_S = 1.5
 
@@ -33,7 +34,9 @@ async def main(db_url: str, bridge_url: str, redis_url: str, prefix: str, chat: 
     client = BridgeClient(bridge_url, reconnect_for=2.0)
     manager = RunManager(settings=settings, storage=storage, client=client, bus=bus, leases=leases)
     await manager.start()
-    started = await manager.send(session_uuid=chat, text=text)
+    started = await manager.send(
+        session_uuid=chat, text=text, user_id=storage.call_sync(default_owner)
+    )
     line = {"run_id": started.run_id, "message_id": started.assistant_message_id}
     print(json.dumps({**line, "owner": leases.owner}), flush=True)
     await asyncio.Event().wait()  # consume until killed

@@ -19,6 +19,7 @@ from agent_chat.runs.manager import LiveRun, RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
+from tests.support.users import default_owner
 
 # `await make_manager(bridge_url, start=True, **settings_overrides)`: a started RunManager.
 MakeManager = Callable[..., Any]
@@ -26,7 +27,9 @@ MakeManager = Callable[..., Any]
 
 def new_chat(storage: Storage) -> str:
     """A new, empty conversation; its uuid."""
-    return storage.call_sync(sessions.create_session).session_uuid
+    return storage.call_sync(
+        sessions.create_session, user_id=storage.call_sync(default_owner)
+    ).session_uuid
 
 
 def fake_model_row(storage: Storage, fake: RunningFakeModel) -> int:
@@ -45,7 +48,9 @@ def chat_messages(storage: Storage, session_uuid: str) -> list[ChatMessage]:
     """The conversation's active branch."""
 
     def branch(*, session: Any) -> list[ChatMessage]:
-        chat = sessions.get_session(session=session, session_uuid=session_uuid)
+        chat = sessions.get_session(
+            user_id=default_owner(session=session), session=session, session_uuid=session_uuid
+        )
         return messages.active_branch(session=session, chat_session_id=chat.id)
 
     return storage.call_sync(branch)

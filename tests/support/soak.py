@@ -20,6 +20,7 @@ from agent_chat.db.models import MessageStatus
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.storage import Storage
 from tests.support.runs import assert_every_seq_once, finished, message, wait_for
+from tests.support.users import default_owner
 
 # One round in ten of each conversation: which kind of run, in order.
 KINDS = ("answer", "question", "answer", "stop", "answer", "fault", "answer", "question")
@@ -62,7 +63,9 @@ async def one_run(
 ) -> Outcome:
     """Send `text_` in the conversation, drive it as its kind wants (answer the question,
     stop it once it streams), and wait for its end: its stored status and last seq."""
-    started = await manager.send(session_uuid=session_uuid, text=text_)
+    started = await manager.send(
+        session_uuid=session_uuid, text=text_, user_id=storage.call_sync(default_owner)
+    )
     live = manager.live(started.run_id)
     assert live is not None
     answer_id = started.assistant_message_id
@@ -72,10 +75,15 @@ async def one_run(
             return storage.call_sync(pauses.open_pause, message_id=answer_id)
 
         await wait_for(lambda: open_pause() is not None, timeout=60)
-        await manager.answer(started.run_id, open_pause().clarify_id, "green")
+        await manager.answer(
+            started.run_id,
+            open_pause().clarify_id,
+            "green",
+            user_id=storage.call_sync(default_owner),
+        )
     elif kind == "stop":
         await wait_for(lambda: re.search(r"word5\b", live.view.answer), timeout=60)
-        await manager.stop(started.run_id)
+        await manager.stop(started.run_id, user_id=storage.call_sync(default_owner))
     done = await finished(storage, answer_id, timeout=120)
     if live.task is not None:  # the consumer's end: the log flushed, the outcome stored
         await asyncio.wait_for(asyncio.shield(live.task), 60)

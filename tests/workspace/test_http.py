@@ -28,11 +28,11 @@ PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 16
 
 
 @pytest.fixture
-def conversations(engine: Engine, workspaces: Workspaces) -> Workspaces:
+def conversations(engine: Engine, workspaces: Workspaces, user: int) -> Workspaces:
     """The two conversations of the workspaces fixture, stored (their folders exist)."""
     with open_session(engine) as session:
         for name in ("mine", "other"):
-            chat = create_session(session=session)
+            chat = create_session(user_id=user, session=session)
             folder = workspaces.root / chat.session_uuid
             (workspaces.root / getattr(workspaces, name)).rename(folder)
             setattr(workspaces, name, chat.session_uuid)
@@ -173,7 +173,7 @@ async def test_every_way_out_answers_404(
 
 
 async def test_files_of_unknown_deleted_or_malformed_conversations_answer_404(
-    engine: Engine, client: httpx.AsyncClient, conversations: Workspaces
+    engine: Engine, client: httpx.AsyncClient, conversations: Workspaces, user: int
 ) -> None:
     import uuid
 
@@ -185,7 +185,7 @@ async def test_files_of_unknown_deleted_or_malformed_conversations_answer_404(
     assert (await client.get(file_url(stranger, "x.txt"))).status_code == 404
     assert (await client.get("/api/chat/sessions/..%2F/workspace/x.txt")).status_code == 404
     with open_session(engine) as session:
-        delete_session(session=session, session_uuid=conversations.other)
+        delete_session(user_id=user, session=session, session_uuid=conversations.other)
     assert (await client.get(file_url(conversations.other, "secret.txt"))).status_code == 404
     assert (await client.get(file_url(conversations.mine, "hello.py"))).status_code == 200
 
