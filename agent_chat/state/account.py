@@ -16,8 +16,29 @@ from agent_chat.auth import COOKIE_NAME
 from agent_chat.db import auth_sessions, users
 from agent_chat.db.auth_sessions import SignedIn
 from agent_chat.db.errors import StoreError, ValidationFailed
-from agent_chat.db.models import utcnow
+from agent_chat.db.models import UserRole, utcnow
+from agent_chat.services import services
 from agent_chat.state.base import AppState
+
+
+async def signed_in_user(state: rx.State) -> SignedIn | None:
+    """Who sent the event being handled: the session of the cookie the page's websocket was
+    opened with, read now (so a disabled user, a revoked session or a changed role is seen
+    at the next event, whatever the page's state vars say)."""
+    token = cookie_parser(state.router.headers.cookie or "").get(COOKIE_NAME)
+    svc = services()
+    return await svc.storage.call(
+        auth_sessions.session_user,
+        token=token,
+        now=utcnow(),
+        max_age=timedelta(hours=svc.settings.session_hours),
+    )
+
+
+async def signed_in_admin(state: rx.State) -> SignedIn | None:
+    """The signed-in user when they are an administrator now, else None."""
+    user = await signed_in_user(state)
+    return user if user is not None and user.role == UserRole.ADMIN.value else None
 
 
 class AccountState(AppState):
@@ -28,11 +49,7 @@ class AccountState(AppState):
     message_ok: bool = True
 
     async def _signed_in(self) -> SignedIn | None:
-        token = cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME)
-        hours = self.svc().settings.session_hours
-        return await self.svc().storage.call(
-            auth_sessions.session_user, token=token, now=utcnow(), max_age=timedelta(hours=hours)
-        )
+        return await signed_in_user(self)
 
     @rx.event
     async def load(self) -> None:
