@@ -36,14 +36,6 @@ def active_admin(*, session: Session, user_id: int | None) -> AppUser:
     return user
 
 
-def is_active_admin(*, session: Session, user_id: int | None) -> bool:
-    try:
-        active_admin(session=session, user_id=user_id)
-    except Forbidden:
-        return False
-    return True
-
-
 def _locked_actor(session: Session, actor_id: int) -> AppUser:
     """The write lock first (so every read after it sees the latest commit), then the
     actor's check."""

@@ -246,15 +246,6 @@ def test_only_an_active_administrator_may(session: Session, action: str, actor: 
         assert mine.role == ("member" if actor == "member" else "admin")
 
 
-def test_is_active_admin(session: Session) -> None:
-    boss = _user(session, "boss", "admin")
-    old = _user(session, "old", "admin", disabled=True)
-    carol = _user(session, "carol")
-    assert user_admin.is_active_admin(session=session, user_id=boss.id)
-    for other in (old.id, carol.id, None, 9999):
-        assert not user_admin.is_active_admin(session=session, user_id=other)
-
-
 def _race(engine: Engine, *attempts: Callable[[Session], object]) -> list[str]:
     """Run each attempt in its own thread and transaction, started together; the outcomes."""
     barrier = threading.Barrier(len(attempts))
