@@ -16,6 +16,7 @@ from agent_chat.pages.account import account_page
 from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
+from agent_chat.pages.users import users_page
 from agent_chat.services import services, start_services, stop_services
 from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
@@ -24,6 +25,7 @@ from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
 from agent_chat.state.notify_settings import NotifySettingsState
 from agent_chat.state.tokens import TokensState
+from agent_chat.state.users import UsersState
 
 
 def _tab_connected(token: str) -> bool:
@@ -93,4 +95,10 @@ app.add_page(
     route=routes.SETTINGS_ACCOUNT,
     on_load=AccountState.open_page,
     title="Account · Agent Chat",
+)
+app.add_page(
+    users_page,
+    route=routes.SETTINGS_USERS,
+    on_load=UsersState.load,
+    title="Users · Agent Chat",
 )

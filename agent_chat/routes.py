@@ -9,6 +9,7 @@ NEW_CHAT = "/chat"
 SETTINGS_MODELS = "/settings/models"
 SETTINGS_TOKENS = "/settings/tokens"
 SETTINGS_ACCOUNT = "/settings/account"
+SETTINGS_USERS = "/settings/users"
 EXPORT_API = "/api/chat/sessions/{session_id}/export"
 
 # The HTTP API (seed 000 §4.2; agent_chat/api/).

@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, compile_path
 from starlette.types import Receive, Scope, Send
 
 from agent_chat.api.schemas import ErrorOut
-from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.db.errors import Forbidden, LastAdministrator, NotFound, ValidationFailed
 from agent_chat.runs.client import BridgeError, BridgeUnavailable
 from agent_chat.runs.manager import UnknownRun
 
@@ -153,6 +153,14 @@ def install(api: FastAPI) -> None:
     @api.exception_handler(UnknownRun)
     async def _unknown_run(_: Request, exc: UnknownRun) -> JSONResponse:
         return error_response(404, str(exc))
+
+    @api.exception_handler(Forbidden)
+    async def _store_forbidden(_: Request, exc: Forbidden) -> JSONResponse:
+        return error_response(403, str(exc))
+
+    @api.exception_handler(LastAdministrator)
+    async def _last_admin(_: Request, exc: LastAdministrator) -> JSONResponse:
+        return error_response(409, str(exc), code="last_administrator")
 
     @api.exception_handler(ValidationFailed)
     async def _store_invalid(_: Request, exc: ValidationFailed) -> JSONResponse:

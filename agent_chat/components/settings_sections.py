@@ -13,13 +13,16 @@ from agent_chat.state.notify_settings import NotifySettingsState
 def _rule(pattern: rx.Var) -> rx.Component:
     return rx.hstack(
         rx.code(pattern, flex="1", min_width="0", class_name="always-pattern"),
-        rx.button(
-            "Revoke",
-            size="1",
-            variant="soft",
-            color_scheme="red",
-            on_click=AlwaysAllowedState.revoke(pattern),
-            custom_attrs=tid("always-revoke"),
+        rx.cond(
+            AlwaysAllowedState.can_revoke,
+            rx.button(
+                "Revoke",
+                size="1",
+                variant="soft",
+                color_scheme="red",
+                on_click=AlwaysAllowedState.revoke(pattern),
+                custom_attrs=tid("always-revoke"),
+            ),
         ),
         align="center",
         width="100%",
@@ -34,8 +37,13 @@ def always_allowed_section() -> rx.Component:
             rx.vstack(
                 rx.heading("Always-allowed commands", size="4"),
                 rx.text(
-                    "Kinds of dangerous command you chose to allow in every conversation. "
-                    "Revoke one and the agent asks again.",
+                    rx.cond(
+                        AlwaysAllowedState.can_revoke,
+                        "Kinds of dangerous command allowed in every conversation, for "
+                        "everyone. Revoke one and the agent asks again.",
+                        "Kinds of dangerous command allowed in every conversation, for "
+                        "everyone. Only an administrator can revoke them.",
+                    ),
                     size="2",
                     color_scheme="gray",
                 ),

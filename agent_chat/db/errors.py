@@ -24,3 +24,12 @@ class ValidationFailed(StoreError, ValueError):
     def __init__(self, field_errors: dict[str, str]) -> None:
         self.field_errors = dict(field_errors)
         super().__init__("; ".join(f"{k}: {v}" for k, v in self.field_errors.items()))
+
+
+class Forbidden(StoreError):
+    """The acting user may not do this (e.g. a member, or a disabled administrator, asking
+    for what only an active administrator may do)."""
+
+
+class LastAdministrator(StoreError):
+    """The change would leave no active administrator (demoting or disabling the last one)."""

@@ -104,9 +104,10 @@ def create_user(
     return row
 
 
-def _lock_users(session: Session) -> None:
-    """Take the write lock `create_first_admin` checks under: a second caller waits for the
-    first's commit, then sees its user."""
+def lock_users(session: Session) -> None:
+    """Take the users write lock (`create_first_admin`, `db/user_admin.py` check under it):
+    a second caller waits for the first's commit, then sees its change. Take it before
+    reading what it guards."""
     if session.get_bind().dialect.name == "postgresql":
         session.exec(text("LOCK TABLE app_user IN SHARE ROW EXCLUSIVE MODE"))  # type: ignore[call-overload]
     else:  # SQLite: a write statement (matching nothing) takes the database's write lock
@@ -126,7 +127,7 @@ def create_first_admin(
     if password_hash is None:
         _check_password(password or "")
         password_hash = passwords.hash_password(password or "")
-    _lock_users(session)
+    lock_users(session)
     if has_users(session=session):
         raise AlreadySetUp("the first administrator exists already")
     admin = create_user(

@@ -9,6 +9,7 @@ from agent_chat import routes
 from agent_chat.components.account import LOGOUT_ALL_SCRIPT
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
+from agent_chat.components.settings_nav import settings_nav
 from agent_chat.state.account import AccountState
 
 NOT_LIVE = ~rx.State.is_hydrated  # see pages/settings.py: the form waits for the page
@@ -112,6 +113,7 @@ def account_page() -> rx.Component:
     return app_frame(
         rx.scroll_area(
             rx.vstack(
+                settings_nav(routes.SETTINGS_ACCOUNT),
                 rx.heading("Account", size="6"),
                 rx.text(
                     "Signed in as ",

@@ -7,6 +7,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
+from agent_chat.components.settings_nav import settings_nav
 from agent_chat.components.settings_sections import always_allowed_section, notifications_section
 from agent_chat.components.share import shared_links_section
 from agent_chat.rows import ModelRow
@@ -54,21 +55,30 @@ def _model_card(row: ModelRow) -> rx.Component:
                 min_width="0",
             ),
             rx.cond(
-                ~row["is_default"],
-                rx.button(
-                    "Make default",
-                    size="1",
-                    variant="soft",
-                    on_click=ModelsState.make_default(row["id"]),
+                ModelsState.can_manage,
+                rx.hstack(
+                    rx.cond(
+                        ~row["is_default"],
+                        rx.button(
+                            "Make default",
+                            size="1",
+                            variant="soft",
+                            on_click=ModelsState.make_default(row["id"]),
+                        ),
+                    ),
+                    rx.button(
+                        "Edit", size="1", variant="soft", on_click=ModelsState.edit(row["id"])
+                    ),
+                    rx.button(
+                        "Delete",
+                        size="1",
+                        variant="soft",
+                        color_scheme="red",
+                        on_click=ModelsState.delete(row["id"]),
+                    ),
+                    spacing="2",
+                    align="center",
                 ),
-            ),
-            rx.button("Edit", size="1", variant="soft", on_click=ModelsState.edit(row["id"])),
-            rx.button(
-                "Delete",
-                size="1",
-                variant="soft",
-                color_scheme="red",
-                on_click=ModelsState.delete(row["id"]),
             ),
             align="center",
             width="100%",
@@ -220,17 +230,31 @@ def models_page() -> rx.Component:
     return app_frame(
         rx.scroll_area(
             rx.vstack(
+                settings_nav(routes.SETTINGS_MODELS),
                 rx.heading("Models", size="6"),
                 rx.text(
                     "OpenAI-compatible endpoints Hermes can use. API keys stay on the server.",
+                    rx.cond(
+                        ModelsState.can_manage,
+                        "",
+                        " Administrators add and change them; choose one in the composer.",
+                    ),
                     color_scheme="gray",
+                    custom_attrs=tid("models-intro"),
                 ),
                 rx.foreach(ModelsState.models, _model_card),
                 rx.cond(
                     ModelsState.models.length() == 0,
-                    rx.text("No model yet: add one below.", color_scheme="gray"),
+                    rx.text(
+                        rx.cond(
+                            ModelsState.can_manage,
+                            "No model yet: add one below.",
+                            "No model yet: ask an administrator to add one.",
+                        ),
+                        color_scheme="gray",
+                    ),
                 ),
-                _form(),
+                rx.cond(ModelsState.can_manage, _form()),
                 always_allowed_section(),
                 notifications_section(),
                 shared_links_section(),

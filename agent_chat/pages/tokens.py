@@ -7,6 +7,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
+from agent_chat.components.settings_nav import settings_nav
 from agent_chat.state.tokens import TokenRow, TokensState
 
 NOT_LIVE = ~rx.State.is_hydrated  # see pages/settings.py: the form waits for the page
@@ -94,6 +95,7 @@ def tokens_page() -> rx.Component:
     return app_frame(
         rx.scroll_area(
             rx.vstack(
+                settings_nav(routes.SETTINGS_TOKENS),
                 rx.heading("API tokens", size="6"),
                 rx.text(
                     "Personal tokens for the HTTP API and the agent-chat command line "

@@ -12,7 +12,20 @@ import reflex as rx
 from agent_chat.db import users
 from agent_chat.db.auth_sessions import SignedIn
 from agent_chat.db.errors import StoreError, ValidationFailed
+from agent_chat.db.models import UserRole
 from agent_chat.state.base import AppState
+
+
+async def signed_in_user(state: AppState) -> SignedIn | None:
+    """Who sent the event being handled, read now (so a disabled user, a revoked session or a
+    changed role is seen at the next event, whatever the page's state vars say)."""
+    return await state.signed_in(fresh=True)
+
+
+async def signed_in_admin(state: AppState) -> SignedIn | None:
+    """The signed-in user when they are an administrator now, else None."""
+    user = await signed_in_user(state)
+    return user if user is not None and user.role == UserRole.ADMIN.value else None
 
 
 class AccountState(AppState):

@@ -1,4 +1,7 @@
-"""The "Always allow" rules of dangerous commands, listed in settings and revocable."""
+"""The "Always allow" rules of dangerous commands, listed in settings and revocable.
+
+The rules are the bridge's, one list for everyone: everyone sees them, only administrators
+may revoke one (checked on the server per event, `signed_in_admin`)."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import reflex as rx
 
 from agent_chat import tool_profiles
 from agent_chat.runs.client import BridgeError
+from agent_chat.state.account import signed_in_admin
 from agent_chat.state.base import AppState
 
 
@@ -13,10 +17,12 @@ class AlwaysAllowedState(AppState):
     patterns: list[str] = []
     error: str = ""
     shown: bool = False  # only where the Workspace profile (commands) is enabled
+    can_revoke: bool = False  # what the page shows; `revoke` checks on the server
 
     @rx.event
     async def load(self) -> None:
         svc = self.svc()
+        self.can_revoke = await signed_in_admin(self) is not None
         self.shown = tool_profiles.WORKSPACE in svc.settings.tool_profiles
         if not self.shown:
             return
@@ -27,6 +33,10 @@ class AlwaysAllowedState(AppState):
 
     @rx.event
     async def revoke(self, pattern: str) -> None:
+        self.can_revoke = await signed_in_admin(self) is not None
+        if not self.can_revoke:
+            self.error = "Only an administrator can revoke a rule."
+            return
         try:
             self.patterns = await self.svc().bridge.revoke_always(pattern)
             self.error = ""

@@ -33,12 +33,12 @@ class SignedOut(RuntimeError):
         super().__init__("You are signed out. Reload the page to sign in again.")
 
 
-async def _lookup(token: str | None) -> SignedIn | None:
+async def _lookup(token: str | None, *, fresh: bool = False) -> SignedIn | None:
     if not token:
         return None
     key, now = hash_token(token), time.monotonic()
     cached = _signed_in_cache.get(key)
-    if cached is not None and cached[0] > now:
+    if cached is not None and cached[0] > now and not fresh:
         return cached[1]
     svc = services()
     found = await svc.storage.call(
@@ -69,9 +69,11 @@ class AppState(rx.State):
     def svc() -> Services:
         return services()
 
-    async def signed_in(self) -> SignedIn | None:
-        """Who this tab's websocket was opened for, checked as the gate checks it."""
-        return await _lookup(cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME))
+    async def signed_in(self, *, fresh: bool = False) -> SignedIn | None:
+        """Who this tab's websocket was opened for, checked as the gate checks it (`fresh`:
+        read now, not from the few seconds' cache: for an administrator's rights)."""
+        token = cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME)
+        return await _lookup(token, fresh=fresh)
 
     async def user_id(self) -> int:
         """The id of the person acting in this tab; `SignedOut` when nobody is."""

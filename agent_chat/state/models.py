@@ -1,4 +1,10 @@
-"""The model settings page: add, edit, delete, choose the default, test an endpoint."""
+"""The model settings page: add, edit, delete, choose the default, test an endpoint.
+
+Administrators only: every handler that changes or probes a model asks the database who
+sent the event (`signed_in_admin`) and refuses anyone else with the banner; members get the
+read-only list (`can_manage` only decides what the page shows). Choosing a model for a
+conversation (the composer) is not here and stays open to everyone.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,12 @@ from agent_chat.db import model_configs
 from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.rows import ModelRow, model_row
 from agent_chat.runs.model_probe import probe_model
+from agent_chat.state.account import signed_in_admin
 from agent_chat.state.base import AppState
 
 FIELDS = ("name", "base_url", "model_name", "context_length", "price_input", "price_output")
 API_KEY_INPUT_ID = "model-api-key-input"
+ADMINS_ONLY = "Only an administrator can add, change, test or delete models."
 
 
 class ModelsState(AppState):
@@ -24,6 +32,15 @@ class ModelsState(AppState):
     test_result: str = ""
     test_ok: bool = False
     testing: bool = False
+    can_manage: bool = False  # what the page shows; every change is checked on the server
+
+    async def _admin(self) -> bool:
+        """Whether the sender is an administrator now; if not, the page turns read-only
+        and says why."""
+        self.can_manage = await signed_in_admin(self) is not None
+        if not self.can_manage:
+            self.show_error(ADMINS_ONLY)
+        return self.can_manage
 
     async def _reload(self) -> None:
         models = await self.svc().storage.call(model_configs.list_models)
@@ -32,6 +49,7 @@ class ModelsState(AppState):
     @rx.event
     async def load(self) -> None:
         self.field_errors, self.form_message, self.test_result = {}, "", ""
+        self.can_manage = await signed_in_admin(self) is not None
         await self._reload()
 
     # The key typed in the form lives only on the server (a backend var) and its input is
@@ -92,6 +110,8 @@ class ModelsState(AppState):
 
     @rx.event
     async def save(self):
+        if not await self._admin():
+            return None
         form = {**self.form, "is_default": self.form_default}
         self.field_errors, self.form_message = {}, ""
         storage = self.svc().storage
@@ -123,6 +143,8 @@ class ModelsState(AppState):
 
     @rx.event
     async def delete(self, model_id: int):
+        if not await self._admin():
+            return None
         try:
             await self.svc().storage.call(model_configs.delete_model, model_id=model_id)
         except StoreError as exc:
@@ -132,12 +154,16 @@ class ModelsState(AppState):
 
     @rx.event
     async def make_default(self, model_id: int) -> None:
+        if not await self._admin():
+            return
         await self.svc().storage.call(model_configs.set_default_model, model_id=model_id)
         await self._reload()
 
     @rx.event
     async def test(self):
         """Check the endpoint in the form (or the stored key when the field is empty)."""
+        if not await self._admin():
+            return
         self.testing, self.test_result = True, ""
         yield
         form_values = self.form

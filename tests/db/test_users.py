@@ -44,16 +44,36 @@ def test_only_an_argon2_hash_is_stored(session: Session) -> None:
     assert "secret-words" not in user.password_hash
 
 
-def test_the_default_hash_is_argon2id_with_pwdlibs_parameters(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_hash_is_argon2id_at_owasps_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.undo()  # the real cost, once
     made = passwords.hash_password("secret-words")
-    assert made.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert made.startswith("$argon2id$v=19$m=19456,t=2,p=1$")
     assert passwords.verify("secret-words", made) == (True, None)
     assert passwords.verify("other", made) == (False, None)
     assert passwords.verify("x", None) == (False, None)  # unknown user: a dummy check
     assert passwords.verify("x", "not a hash") == (False, None)
+
+
+def test_a_hash_at_pwdlibs_defaults_is_remade_at_the_next_sign_in(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashes made before (pwdlib's defaults: m=64 MiB, t=3, p=4) move to OWASP's at the
+    next right password; a wrong one changes nothing."""
+    monkeypatch.undo()
+    from pwdlib.hashers.argon2 import Argon2Hasher
+
+    old = Argon2Hasher().hash("right-password")
+    assert "$m=65536,t=3,p=4$" in old
+    user = users.create_user(session=session, username="alice", password_hash=old)
+    users.check_login(session=session, username="alice", password="wrong", now=utcnow())
+    assert user.password_hash == old
+    users.check_login(session=session, username="alice", password="right-password", now=utcnow())
+    assert "$m=19456,t=2,p=1$" in user.password_hash
+    remade = user.password_hash
+    assert users.check_login(
+        session=session, username="alice", password="right-password", now=utcnow()
+    ).user
+    assert user.password_hash == remade  # up to date: not re-made again
 
 
 def test_check_login(session: Session) -> None:
