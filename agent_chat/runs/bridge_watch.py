@@ -12,13 +12,13 @@ import asyncio
 import contextlib
 import logging
 
-from agent_chat.runs.bus import RunBus, SessionChange
+from agent_chat.runs.bus import EVERYONE, RunBus, SessionChange
 from agent_chat.runs.client import BridgeClient, BridgeError
 
 log = logging.getLogger(__name__)
 
 # No conversation has this id: tab watchers read it as "the bridge's state changed".
-BRIDGE_CHANGE = SessionChange(session_uuid="", state="bridge")
+BRIDGE_CHANGE = SessionChange(session_uuid="", state="bridge", owner_id=EVERYONE)
 UNREACHABLE_HINT = (
     "Answers cannot be generated until it is running (./run.sh restarts it by itself; a "
     "bridge started by hand must be started again)."

@@ -20,11 +20,14 @@ from agent_chat.protocol.events import RunEvent
 class SessionChange:
     """A conversation's run state changed: "running", "waiting" (for an answer) or ""
     (no run any more: finished, failed or stopped). `owner_id`: whose conversation it is;
-    only that person's readers hear it."""
+    only that person's readers hear it (`EVERYONE`: a change for all, e.g. the bridge)."""
 
     session_uuid: str
     state: str
     owner_id: int | None
+
+
+EVERYONE = 0  # no user has id 0: a change every reader hears (runs/bridge_watch.py)
 
 
 class Subscription(Protocol):
@@ -170,7 +173,7 @@ class SessionChanges:
         return out
 
     def put(self, change: SessionChange) -> None:
-        if change.owner_id == self.user_id:
+        if change.owner_id in (self.user_id, EVERYONE):
             self._queue.put_nowait(change)
 
     def close(self) -> None:

@@ -75,6 +75,11 @@ class AppState(rx.State):
         token = cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME)
         return await _lookup(token, fresh=fresh)
 
+    async def user_id_or_none(self) -> int | None:
+        """The id of the person acting in this tab; None when nobody is (a loop ends)."""
+        user = await self.signed_in()
+        return user.user_id if user is not None else None
+
     async def user_id(self) -> int:
         """The id of the person acting in this tab; `SignedOut` when nobody is."""
         user = await self.signed_in()

@@ -24,7 +24,6 @@ from agent_chat.live.notices import Notice, notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun, UnknownRun
-from agent_chat.state.base import SignedOut
 from agent_chat.state.chat import COMPOSER_ID, ChatState
 
 
@@ -301,9 +300,7 @@ class LiveState(ChatState):
         async with self:
             if self._follower != follower:
                 return
-            try:
-                me = await self.user_id()
-            except SignedOut:
+            if (me := await self.user_id_or_none()) is None:
                 return
             live = runs.live_for_session(self.current_uuid)
             if live is None:  # it ended before it could be followed: show what is stored
@@ -357,9 +354,7 @@ class LiveState(ChatState):
         svc = self.svc()
         async with self:
             token = self.router.session.client_token
-            try:
-                me = await self.user_id()
-            except SignedOut:
+            if (me := await self.user_id_or_none()) is None:
                 return
         # Only this person's conversations: a tab signed in as someone else (same tab, new
         # sign-in) reloads its page, which starts a new watcher for them.
@@ -374,11 +369,8 @@ class LiveState(ChatState):
                 async with self:
                     if self._watcher != watcher:
                         return  # a newer watcher (page load, reconnect) took over
-                    try:
-                        if await self.user_id() != me:
-                            return  # signed in as someone else: their page starts its own
-                    except SignedOut:
-                        return
+                    if await self.user_id_or_none() != me:
+                        return  # signed out, or in as someone else: their page starts its own
                     await self.refresh()
                     self.sync_bridge_banner()  # the bridge went away or came back
                     found, count, seen = notices(seen, self.sessions, self.current_uuid)

@@ -384,7 +384,7 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
     assert second.live_for_session(chat) is None
     old = BridgeClient(old_bridge.base_url)
     try:
-        await old.stop(started.run_id, user_id=user)
+        await old.stop(started.run_id)
     finally:
         await old.aclose()
 

@@ -14,7 +14,7 @@ import pytest
 from agent_chat.db import sessions
 from agent_chat.protocol.events import TERMINAL_EVENTS, EventType, RunEvent
 from agent_chat.protocol.reducer import replay
-from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange
+from agent_chat.runs.bus import EVERYONE, LocalRunBus, RunBus, SessionChange
 from agent_chat.runs.manager import UnknownRun
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
@@ -180,10 +180,15 @@ async def test_a_session_reader_hears_only_its_persons_changes(any_bus: RunBus) 
         bus.publish_session(SessionChange("b-chat", "waiting", 2))
         bus.publish_session(SessionChange("nobodys", "running", None))
         bus.publish_session(SessionChange("a-chat", "", 1))
-        assert await bob.next(timeout=5) == SessionChange("b-chat", "waiting", 2)
-        assert [await alice.next(timeout=5) for _ in range(2)] == [
+        bus.publish_session(SessionChange("", "bridge", EVERYONE))  # for every reader
+        assert [await bob.next(timeout=5) for _ in range(2)] == [
+            SessionChange("b-chat", "waiting", 2),
+            SessionChange("", "bridge", EVERYONE),
+        ]
+        assert [await alice.next(timeout=5) for _ in range(3)] == [
             SessionChange("a-chat", "running", 1),
             SessionChange("a-chat", "", 1),
+            SessionChange("", "bridge", EVERYONE),
         ]
         await asyncio.sleep(0.3)  # anything more would have arrived by now
         assert bob.take_ready() == [] and alice.take_ready() == []

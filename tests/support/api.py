@@ -14,7 +14,9 @@ from httpx_sse import connect_sse
 
 from agent_chat.db import api_tokens
 from agent_chat.db.engine import make_engine, open_session
+from tests.support.accounts import ADMIN_USER
 from tests.support.stack import Stack, ensure_fake_model, running_stack
+from tests.support.users import user_named
 
 TERMINAL = {"run_completed", "run_failed", "run_stopped"}
 
@@ -136,7 +138,8 @@ def api_stack_and_token(
         engine = make_engine(stack.db_url)
         try:
             with open_session(engine) as session:
-                token = api_tokens.create_token(session=session, name="tests").token
+                admin = user_named(session=session, username=ADMIN_USER)
+                token = api_tokens.create_token(session=session, user_id=admin, name="tests").token
         finally:
             engine.dispose()
         _running["stack"] = (stack, token)
