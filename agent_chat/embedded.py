@@ -56,6 +56,7 @@ def _app_variables() -> dict[str, str]:
 def import_hermes() -> list[str]:
     """Import hermes now (it loads `$HERMES_HOME/.env`, attaches its log handler); put back
     any app variable that changed. Returns the names it put back."""
+    quiet_hermes_on_console()  # before the import: it logs its plugins at INFO
     before = _app_variables()
     import run_agent  # noqa: F401  (after prepare_hermes_home: hermes fixes paths at import)
 
@@ -70,13 +71,17 @@ def import_hermes() -> list[str]:
         log.warning(
             "$HERMES_HOME/.env set %s; the web app keeps its own values", ", ".join(changed)
         )
+    quiet_hermes_on_console()  # and any console handler hermes added
+    return changed
+
+
+def quiet_hermes_on_console() -> None:
     for handler in logging.getLogger().handlers:
         stream = getattr(handler, "stream", None)
         if stream in (sys.stdout, sys.stderr) and not any(
             isinstance(f, QuietHermes) for f in handler.filters
         ):
             handler.addFilter(QuietHermes())
-    return changed
 
 
 def _unfinished(counts: dict[str, int]) -> int:

@@ -117,7 +117,8 @@ async def test_the_token_is_random_per_process_and_checked(hermes_home: Path) ->
 
 def test_the_apps_variables_survive_hermes_env_file(tmp_path: Path) -> None:
     """hermes loads $HERMES_HOME/.env with override=True when imported: in a fresh process
-    (this one has hermes imported already) the app's variables are put back."""
+    (this one has hermes imported already) the app's variables are put back, and hermes'
+    INFO lines stay off the console (its own warnings and the app's do not)."""
     home = tmp_path / "hermes"
     home.mkdir()
     (home / ".env").write_text(
@@ -126,7 +127,8 @@ def test_the_apps_variables_survive_hermes_env_file(tmp_path: Path) -> None:
     )
     script = textwrap.dedent(
         """
-        import os
+        import logging, os
+        logging.basicConfig(level=logging.INFO)
         from agent_chat.bridge.settings import BridgeSettings, prepare_hermes_home
         from agent_chat.embedded import import_hermes
         prepare_hermes_home(BridgeSettings(hermes_home=__import__("pathlib").Path(os.environ["HERMES_HOME"])))
@@ -144,6 +146,8 @@ def test_the_apps_variables_survive_hermes_env_file(tmp_path: Path) -> None:
     assert "restored ['AGENT_CHAT_DB_URL']" in lines
     assert "db sqlite:///apps.db" in lines
     assert "hermes yes" in lines  # hermes' own variables are hermes' business
+    assert "web app keeps its own values" in done.stderr
+    assert "INFO:hermes_cli" not in done.stderr and "INFO:run_agent" not in done.stderr
 
 
 def test_the_mode_is_read_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
