@@ -29,6 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from agent_chat.bridge.app import create_app
+from agent_chat.bridge.malloc import limit_arenas
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings
 from agent_chat.runs.asgi_stream import StreamingASGITransport
 from agent_chat.runs.client import BridgeClient
@@ -105,6 +106,7 @@ class EmbeddedBridge:
 
     async def start(self) -> None:
         started = time.perf_counter()
+        limit_arenas()  # as the bridge process does, for the run threads to come
         await asyncio.to_thread(import_hermes)
         lifespan = self.app.router.lifespan_context(self.app)
         await lifespan.__aenter__()  # the warm-up turn starts in its thread
