@@ -119,9 +119,18 @@ class EmbeddedBridge:
         if self._lifespan is None:
             return
         lifespan, self._lifespan = self._lifespan, None
-        await lifespan.__aexit__(None, None, None)  # registry.stop_all()
         registry, pool = self.app.state.registry, self.app.state.pool
+        running = _unfinished(registry.counts())
+        await lifespan.__aexit__(None, None, None)  # registry.stop_all()
         deadline = time.monotonic() + wait_s
         while _unfinished(registry.counts()) and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.1)  # run threads end on their own: nothing to wait on
-        pool.drop_idle()
+        released = pool.drop_idle()
+        log.log(
+            logging.WARNING if running else logging.INFO,
+            "embedded bridge stopped: %d running agent(s) stopped (their answers end FAILED "
+            "at the next start), %d left running, %d pooled agent(s) released",
+            running,
+            _unfinished(registry.counts()),
+            released,
+        )
