@@ -106,6 +106,7 @@ async def test_the_token_is_random_per_process_and_checked(hermes_home: Path) ->
     try:
         assert (await good.health())["status"] == "ok"
         assert await good.always_allowed() == []
+        assert set(await good.get_memory()) >= {"memory", "user"}
         for client in (wrong, none):
             with pytest.raises(BridgeError) as caught:
                 await client.get_memory()
