@@ -115,9 +115,9 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
                 await self.app(scope, receive, send)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # what a server would log: the app's own failure
+                log.error("in-process app failed on %s", request.url.path, exc_info=exc)
                 if started.is_set():
-                    log.warning("in-process app failed after answering %s", request.url.path)
                     chunks.put_nowait(exc)
                 else:
                     head["error"] = exc
