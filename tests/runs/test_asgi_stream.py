@@ -15,20 +15,21 @@ from starlette.routing import Route
 
 from agent_chat.runs.asgi_stream import StreamingASGITransport
 
-release = asyncio.Event()
-ended: list[str] = []
 
+def streaming_app(release: asyncio.Event, ended: list[str]) -> Starlette:
+    async def stream(request: Request) -> StreamingResponse:
+        async def body():
+            try:
+                yield b"first\n"
+                await release.wait()  # httpx's ASGITransport would wait here before returning
+                yield b"second\n"
+            finally:
+                ended.append("stream")
 
-async def stream(request: Request) -> StreamingResponse:
-    async def body():
-        try:
-            yield b"first\n"
-            await release.wait()  # httpx's ASGITransport would wait here before returning
-            yield b"second\n"
-        finally:
-            ended.append("stream")
+        return StreamingResponse(body(), media_type="text/plain")
 
-    return StreamingResponse(body(), media_type="text/plain")
+    routes = [Route("/stream", stream), Route("/echo", echo, methods=["POST"])]
+    return Starlette(routes=[*routes, Route("/x", broken)])
 
 
 async def echo(request: Request) -> JSONResponse:
@@ -45,15 +46,13 @@ def client(app) -> httpx.AsyncClient:
     )
 
 
-APP = Starlette(
-    routes=[Route("/stream", stream), Route("/echo", echo, methods=["POST"]), Route("/x", broken)]
-)
-
-
 async def test_chunks_arrive_as_they_are_sent_and_closing_cancels_the_app() -> None:
-    release.clear()
-    ended.clear()
-    async with asyncio.timeout(5), client(APP) as http, http.stream("GET", "/stream") as response:
+    release, ended = asyncio.Event(), []
+    async with (
+        asyncio.timeout(5),
+        client(streaming_app(release, ended)) as http,
+        http.stream("GET", "/stream") as response,
+    ):
         assert response.status_code == 200
         assert await response.aiter_lines().__anext__() == "first"
     # Closed while the app waits: it is told (http.disconnect) and its generator ends.
@@ -65,15 +64,16 @@ async def test_chunks_arrive_as_they_are_sent_and_closing_cancels_the_app() -> N
 
 
 async def test_the_whole_stream_and_a_request_body() -> None:
+    release = asyncio.Event()
     release.set()
-    async with client(APP) as http:
+    async with client(streaming_app(release, [])) as http:
         assert (await http.get("/stream")).text == "first\nsecond\n"
         reply = await http.post("/echo?q=1", json={"a": [1, 2]})
         assert reply.json() == {"got": {"a": [1, 2]}, "q": "1"}
 
 
 async def test_a_failing_app_is_an_error_never_a_hang() -> None:
-    async with client(APP) as http:
+    async with client(streaming_app(asyncio.Event(), [])) as http:
         reply = await http.get("/x")  # Starlette's error middleware answers 500 first
         assert reply.status_code == 500
 
