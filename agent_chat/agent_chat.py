@@ -21,6 +21,7 @@ from agent_chat.services import services, start_services, stop_services
 from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
 from agent_chat.state.chat import ChatState
+from agent_chat.state.hosting import HostingState
 from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
 from agent_chat.state.notify_settings import NotifySettingsState
@@ -81,6 +82,7 @@ app.add_page(
         ModelsState.new,
         AlwaysAllowedState.load,
         NotifySettingsState.load,
+        HostingState.load,
     ],
     title="Models · Agent Chat",
 )

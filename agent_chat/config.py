@@ -19,6 +19,10 @@ DEFAULT_APP_PORT = 3000
 DEFAULT_SESSION_HOURS = 12.0
 DEFAULT_STREAM_TTL_S = 3600.0
 DEFAULT_LEASE_S = 5.0
+BRIDGE_EXTERNAL = "external"  # the bridge is its own process (python -m agent_chat.bridge)
+BRIDGE_EMBEDDED = (
+    "embedded"  # the bridge runs inside the web app's process (agent_chat/embedded.py)
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,14 @@ class Settings:
     redis_url: str | None = None
     redis_stream_ttl_s: float = DEFAULT_STREAM_TTL_S  # how long a run's stream outlives it
     redis_lease_s: float = DEFAULT_LEASE_S  # a dead consumer's runs are taken over after this
+    # Where the bridge runs (AGENT_CHAT_BRIDGE): its own process at `bridge_url` (external,
+    # the default), or inside this web process (embedded: hosts that run one service, such
+    # as Reflex Cloud; a web restart then stops running agents).
+    bridge_mode: str = BRIDGE_EXTERNAL
+
+    @property
+    def embedded_bridge(self) -> bool:
+        return self.bridge_mode == BRIDGE_EMBEDDED
 
 
 def _int(name: str, default: int | None) -> int | None:
@@ -76,6 +88,29 @@ def _positive_float(name: str, default: float) -> float:
     return value
 
 
+def bridge_mode(redis_url: str | None) -> str:
+    """AGENT_CHAT_BRIDGE: `external` (default) or `embedded`; anything else is refused, and
+    so is an embedded bridge with several workers (a run lives in the one process that
+    started it: another worker could neither follow, answer nor stop it)."""
+    raw = os.environ.get("AGENT_CHAT_BRIDGE", "").strip().lower() or BRIDGE_EXTERNAL
+    if raw not in (BRIDGE_EXTERNAL, BRIDGE_EMBEDDED):
+        raise ValueError(f"AGENT_CHAT_BRIDGE must be 'external' or 'embedded', got {raw!r}")
+    if raw == BRIDGE_EMBEDDED and redis_url:
+        raise ValueError(
+            "AGENT_CHAT_BRIDGE=embedded runs the agents inside one web process; it cannot be "
+            "combined with AGENT_CHAT_REDIS_URL (several workers): run the bridge on its own"
+        )
+    # Reflex starts one backend worker per core when it has Redis (reflex/utils/processes.py:
+    # get_num_workers) unless GRANIAN_WORKERS says otherwise.
+    several = os.environ.get("GRANIAN_WORKERS", "").strip() != "1"
+    if raw == BRIDGE_EMBEDDED and os.environ.get("REFLEX_REDIS_URL") and several:
+        raise ValueError(
+            "AGENT_CHAT_BRIDGE=embedded needs one backend worker: with REFLEX_REDIS_URL "
+            "set GRANIAN_WORKERS=1 too"
+        )
+    return raw
+
+
 def default_db_url() -> str:
     return f"sqlite:///{DATA_DIR / 'agent_chat.db'}"
 
@@ -94,6 +129,7 @@ def normalize_db_url(url: str) -> str:
 
 def load_settings() -> Settings:
     env = os.environ.get
+    redis_url = env("AGENT_CHAT_REDIS_URL") or None
     return Settings(
         db_url=normalize_db_url(env("AGENT_CHAT_DB_URL") or default_db_url()),
         bridge_url=(
@@ -114,7 +150,8 @@ def load_settings() -> Settings:
         admin_password=env("AGENT_CHAT_ADMIN_PASSWORD") or None,
         session_hours=_positive_float("AGENT_CHAT_SESSION_HOURS", DEFAULT_SESSION_HOURS),
         tool_profiles=enabled_profiles(),
-        redis_url=env("AGENT_CHAT_REDIS_URL") or None,
+        redis_url=redis_url,
         redis_stream_ttl_s=_positive_float("AGENT_CHAT_REDIS_STREAM_TTL", DEFAULT_STREAM_TTL_S),
         redis_lease_s=_positive_float("AGENT_CHAT_REDIS_LEASE_S", DEFAULT_LEASE_S),
+        bridge_mode=bridge_mode(redis_url),
     )

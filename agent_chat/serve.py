@@ -1,7 +1,9 @@
 """`python -m agent_chat.serve`: start the bridge (unless one already answers) and the app.
 
 The bridge is a separate process so that restarting the web app does not kill running
-agents (DESIGN.md §1); this launcher only saves typing two commands.
+agents (DESIGN.md §1); this launcher only saves typing two commands. With
+`AGENT_CHAT_BRIDGE=embedded` the bridge runs inside the app (agent_chat/embedded.py): only
+the app is started, and there is no bridge to supervise.
 """
 
 from __future__ import annotations
@@ -131,9 +133,12 @@ def main(argv: list[str] | None = None) -> None:
     problem = exposure_problem(settings.tool_profiles, settings.app_host, settings.password)
     if problem:
         raise SystemExit(problem)
-    bridge_token(os.environ)  # before either process starts: both inherit it
-    bridge = start_bridge(settings.bridge_url)
-    supervisor = None
+    bridge, supervisor = None, None
+    if settings.embedded_bridge:
+        log.info("the bridge runs inside the web app (AGENT_CHAT_BRIDGE=embedded)")
+    else:
+        bridge_token(os.environ)  # before either process starts: both inherit it
+        bridge = start_bridge(settings.bridge_url)
     if bridge is not None:
         supervisor = BridgeSupervisor(lambda: spawn_bridge(settings.bridge_url))
         supervisor.start(bridge)

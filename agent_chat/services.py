@@ -1,7 +1,8 @@
 """The app process's long-lived parts, wired once at start-up (Reflex lifespan task).
 
 Plain Python: the database engine, the bridge client and the RunManager. State classes
-reach them through `services()`.
+reach them through `services()`. With `AGENT_CHAT_BRIDGE=embedded` the bridge itself is one
+of them (`agent_chat/embedded.py`): started before the runs re-attach, stopped after.
 """
 
 from __future__ import annotations
@@ -10,17 +11,21 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
 from agent_chat.config import Settings, load_settings
 from agent_chat.db import model_configs, users
 from agent_chat.db.engine import make_engine, migrate
-from agent_chat.runs.bridge_watch import BridgeWatch
+from agent_chat.runs.bridge_watch import EMBEDDED_HINT, UNREACHABLE_HINT, BridgeWatch
 from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
+
+if TYPE_CHECKING:
+    from agent_chat.embedded import EmbeddedBridge
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,8 @@ class Services:
     # layer that owns the sockets says (set by the app module); long-lived per-tab loops
     # end when it says no.
     tab_connected: Callable[[str], bool] = lambda token: True
+    # AGENT_CHAT_BRIDGE=embedded: the bridge of this process (agent_chat/embedded.py).
+    embedded: EmbeddedBridge | None = None
 
 
 _services: Services | None = None
@@ -62,7 +69,15 @@ async def start_services(
     )
     if made:
         log.warning("Accounts: %s", made)
-    bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
+    embedded = None
+    if settings.embedded_bridge:  # hermes is imported here, once the settings are read
+        from agent_chat.embedded import EmbeddedBridge
+
+        embedded = EmbeddedBridge()
+        await embedded.start()
+        bridge = embedded.client()
+    else:
+        bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
     bus, leases = None, None
     if settings.redis_url:  # several workers: events, states and leases through Redis
         bus, leases = redis_run_bus(
@@ -72,13 +87,13 @@ async def start_services(
             lease_s=settings.redis_lease_s,
         )
     runs = RunManager(settings=settings, storage=storage, client=bridge, bus=bus, leases=leases)
-    watch = BridgeWatch(bridge, runs.bus)
-    _services = Services(settings, engine, storage, bridge, runs, watch)
+    watch = BridgeWatch(bridge, runs.bus, hint=EMBEDDED_HINT if embedded else UNREACHABLE_HINT)
+    _services = Services(settings, engine, storage, bridge, runs, watch, embedded=embedded)
     if tab_connected is not None:
         _services.tab_connected = tab_connected
     await runs.start()
     watch.start()
-    log.info("services started (bridge %s)", settings.bridge_url)
+    log.info("services started (bridge %s)", "embedded" if embedded else settings.bridge_url)
     return _services
 
 
@@ -88,7 +103,11 @@ async def stop_services() -> None:
         return
     services, _services = _services, None
     await services.bridge_watch.close()
+    # The runs are left RUNNING in the database (as by a crash): the next start fails
+    # those its bridge no longer knows, with the restart sentence.
     await services.runs.close()
+    if services.embedded is not None:
+        await services.embedded.stop()
     await services.bridge.aclose()
     services.engine.dispose()
 

@@ -1,6 +1,7 @@
 """Keeps the bridge running under `./run.sh`: a bridge that exits or is killed is started
 again, with a growing pause between attempts (1 s, 2 s, 4 s … 30 s; back to 1 s once one
-has stayed up for a minute), and a log line each time.
+has stayed up for a minute), and a log line each time. Not used with
+`AGENT_CHAT_BRIDGE=embedded`: the bridge is part of the app then, and restarts with it.
 
 Runs the bridge was serving end FAILED in the app with the restart sentence (their events
 are gone with the process); the page's banner clears by itself once the new bridge answers

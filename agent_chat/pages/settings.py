@@ -6,6 +6,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.common import tid
+from agent_chat.components.hosting import hosting_section
 from agent_chat.components.layout import app_frame
 from agent_chat.components.settings_nav import settings_nav
 from agent_chat.components.settings_sections import always_allowed_section, notifications_section
@@ -258,6 +259,7 @@ def models_page() -> rx.Component:
                 always_allowed_section(),
                 notifications_section(),
                 shared_links_section(),
+                hosting_section(),
                 rx.link(
                     "API tokens (HTTP API, command line) →",
                     href=routes.SETTINGS_TOKENS,

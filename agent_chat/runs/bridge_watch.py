@@ -24,12 +24,24 @@ UNREACHABLE_HINT = (
     "bridge started by hand must be started again)."
 )
 
+EMBEDDED_HINT = (
+    "The agent service runs inside this web app (AGENT_CHAT_BRIDGE=embedded): restart the web app."
+)
+
 
 class BridgeWatch:
-    def __init__(self, client: BridgeClient, bus: RunBus, interval_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        client: BridgeClient,
+        bus: RunBus,
+        interval_s: float = 2.0,
+        *,
+        hint: str = UNREACHABLE_HINT,
+    ) -> None:
         self._client = client
         self._bus = bus
         self.interval_s = interval_s
+        self.hint = hint  # what to do about it (the embedded bridge: restart the web app)
         self.up = True  # until told otherwise: the page load checks for itself too
         self.problem = ""  # the client's sentence for the last failure
         self._task: asyncio.Task | None = None
@@ -47,7 +59,7 @@ class BridgeWatch:
 
     def banner(self) -> str:
         """The banner sentence while the bridge is down, else ""."""
-        return "" if self.up else f"{self.problem} {UNREACHABLE_HINT}"
+        return "" if self.up else f"{self.problem} {self.hint}"
 
     async def check(self) -> bool:
         try:

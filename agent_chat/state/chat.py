@@ -23,7 +23,6 @@ from agent_chat.rows import (
     panel_fields,
     skill_row,
 )
-from agent_chat.runs.bridge_watch import UNREACHABLE_HINT
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused
 from agent_chat.skills import list_skills
@@ -95,10 +94,11 @@ class ChatState(SidebarState):
 
     def sync_bridge_banner(self) -> None:
         """Show or clear the "agent service is not reachable" banner as the bridge is."""
-        sentence = self.svc().bridge_watch.banner()
+        watch = self.svc().bridge_watch
+        sentence = watch.banner()
         if sentence:
             self.show_error(sentence)
-        elif self.banner.endswith(UNREACHABLE_HINT):
+        elif self.banner.endswith(watch.hint):
             self.banner = ""
 
     @rx.event

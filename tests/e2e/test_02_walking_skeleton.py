@@ -148,6 +148,8 @@ def test_models_can_be_edited_made_default_and_deleted(page: Page, stack: Stack)
     page.get_by_test_id("model-save").click()
     cards = page.get_by_test_id("model-card")
     expect(cards).to_have_count(2)
+    # The bridge is a process of its own here: no one-service hosting note (test_29).
+    expect(page.get_by_test_id("hosting-note")).to_have_count(0)
     second = cards.filter(has_text="Second")
     badge = "model-default-badge"
     expect(second.get_by_test_id(badge)).to_have_count(0)

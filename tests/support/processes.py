@@ -12,7 +12,15 @@ from pathlib import Path
 from agent_chat.serve import stop, wait_until_serving
 from tests.fakes.model_server import free_port
 
-__all__ = ["ROOT", "free_port", "start_process", "stop_process", "wait_http"]
+__all__ = [
+    "ROOT",
+    "descendants",
+    "free_port",
+    "listening_ports",
+    "start_process",
+    "stop_process",
+    "wait_http",
+]
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout these tests belong to
 
@@ -53,3 +61,31 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 15) -> None:
     """Terminate, and kill if it is still there after `timeout` seconds."""
     if process is not None:
         stop(process, timeout_s=timeout)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and theirs (Linux: /proc/<pid>/task/*/children)."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            for child in children.read_text().split():
+                found += [int(child), *descendants(int(child))]
+    return found
+
+
+def listening_ports(pid: int) -> set[int]:
+    """The TCP ports process `pid` listens on (Linux: its socket inodes in /proc/net/tcp*)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = fd.readlink().as_posix()
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports

@@ -5,6 +5,9 @@ build (tests/support/builds.py).
 
 `Stack.reset()` empties the app between test files (no conversation, no model, empty
 long-term memory), so every file starts from the same place whatever ran before it.
+
+`running_stack(..., embedded=True)` starts the app with `AGENT_CHAT_BRIDGE=embedded` and no
+bridge process (the bridge runs inside the app, agent_chat/embedded.py).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ _UNSET = (
     "AGENT_CHAT_ADMIN_PASSWORD",
     "AGENT_CHAT_SESSION_HOURS",
     "AGENT_CHAT_BRIDGE_TOKEN",
+    "AGENT_CHAT_BRIDGE",  # external unless the stack is asked for `embedded`
 )
 
 
@@ -63,6 +67,7 @@ class Stack:
     bridge: subprocess.Popen | None = None
     app: subprocess.Popen | None = None
     built: bool = False  # the frontend for app_port is built (a restart skips the build)
+    embedded: bool = False  # AGENT_CHAT_BRIDGE=embedded: no bridge process, none to start
     _cookie: str | None = None  # the administrator's session (one sign-in per stack)
 
     @property
@@ -106,6 +111,8 @@ class Stack:
         )
 
     def start_bridge(self) -> None:
+        if self.embedded:
+            raise RuntimeError("this stack's bridge runs inside the app: restart the app")
         self.bridge = start_process(
             [sys.executable, "-m", "agent_chat.bridge", "--port", str(self.bridge_port)],
             env=self.env,
@@ -157,7 +164,7 @@ class Stack:
 
     def ensure_running(self) -> None:
         """Start what a test stopped and could not start again."""
-        if self.bridge is None or self.bridge.poll() is not None:
+        if not self.embedded and (self.bridge is None or self.bridge.poll() is not None):
             self.start_bridge()
         if self.app is None or self.app.poll() is not None:
             self.start_app()
@@ -182,7 +189,7 @@ class Stack:
                     return [run_id for run_id in connection.execute(query).scalars() if run_id]
 
             for run_id in running():
-                httpx.post(f"{self.bridge_url}/runs/{run_id}/stop", timeout=10)
+                self._stop_run(run_id)
             deadline = time.monotonic() + timeout
             while left := running():
                 if time.monotonic() > deadline:
@@ -194,9 +201,29 @@ class Stack:
                         connection.execute(table.delete())
         finally:
             engine.dispose()
-        reply = httpx.put(f"{self.bridge_url}/memory", json={"memory": "", "user": ""}, timeout=10)
-        reply.raise_for_status()
+        self._empty_memory()
         self.fake.reset()
+
+    def _stop_run(self, run_id: str) -> None:
+        if not self.embedded:
+            httpx.post(f"{self.bridge_url}/runs/{run_id}/stop", timeout=10)
+            return
+        # The bridge is the app's: stop through the app's API (409: it ended meanwhile).
+        url = f"{self.url}/api/chat/runs/{run_id}/stop"
+        httpx.post(url, headers=self.auth_headers, timeout=10)
+
+    def _empty_memory(self) -> None:
+        if not self.embedded:
+            reply = httpx.put(
+                f"{self.bridge_url}/memory", json={"memory": "", "user": ""}, timeout=10
+            )
+            reply.raise_for_status()
+            return
+        # No way in from outside the app: empty hermes' files (agents built later read them).
+        memories = Path(self.env["HERMES_HOME"]) / "memories"
+        for name in ("MEMORY.md", "USER.md"):
+            if (memories / name).exists():
+                (memories / name).write_text("", encoding="utf-8")
 
 
 def ensure_fake_model(page: Any, stack: Stack) -> None:
@@ -234,13 +261,14 @@ def _write_skills(skills: Path) -> None:
 
 @contextlib.contextmanager
 def running_stack(
-    tmp: Path, *, token_delay: float, env: dict[str, str] | None = None
+    tmp: Path, *, token_delay: float, env: dict[str, str] | None = None, embedded: bool = False
 ) -> Iterator[Stack]:
     """Fake model, bridge and app, in `tmp` (logs, HERMES_HOME, skills, build folder, SQLite
     file); `env` adds settings (e.g. AGENT_CHAT_PASSWORD). The app makes the administrator
     of tests/support/accounts.py at start (unless `env` says otherwise: an empty
-    AGENT_CHAT_ADMIN_USER leaves the first visit's setup form). Everything stops with the
-    block."""
+    AGENT_CHAT_ADMIN_USER leaves the first visit's setup form). `embedded`: the bridge runs
+    inside the app (AGENT_CHAT_BRIDGE=embedded), no bridge process is started. Everything
+    stops with the block."""
     _write_skills(tmp / "skills")
     bridge_port, app_port = free_port(), free_port()
     full_env = {name: value for name, value in os.environ.items() if name not in _UNSET}
@@ -261,14 +289,23 @@ def running_stack(
             "AGENT_CHAT_TOOL_PROFILES": "chat,workspace",
             "AGENT_CHAT_WORKSPACES_DIR": str(tmp / "workspaces"),
             **ADMIN_ENV,
+            **({"AGENT_CHAT_BRIDGE": "embedded"} if embedded else {}),
             **(env or {}),
         }
     )
     with fresh_database(tmp / "app.db") as db_url, running_fake_model(token_delay) as fake:
         full_env["AGENT_CHAT_DB_URL"] = db_url  # SQLite, or PostgreSQL (databases.py)
-        stack = Stack(tmp=tmp, fake=fake, env=full_env, bridge_port=bridge_port, app_port=app_port)
+        stack = Stack(
+            tmp=tmp,
+            fake=fake,
+            env=full_env,
+            bridge_port=bridge_port,
+            app_port=app_port,
+            embedded=embedded,
+        )
         try:
-            stack.start_bridge()
+            if not embedded:
+                stack.start_bridge()
             stack.start_app()
             yield stack
         finally:
