@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from authlib.integrations.httpx_client import AsyncOAuth2Client
 from joserfc import jwt
 from joserfc.errors import InvalidKeyIdError, JoseError
 from joserfc.jwk import KeySet
@@ -188,7 +187,11 @@ class OidcClient:
         self._keys, self._keys_at = keys, now
         return keys
 
-    def _oauth(self, metadata: Metadata, redirect_uri: str) -> AsyncOAuth2Client:
+    def _oauth(self, metadata: Metadata, redirect_uri: str) -> Any:
+        # Imported when single sign-on is used: an app without it never loads Authlib (whose
+        # httpx integration warns at import that it would rather have the httpx2 package).
+        from authlib.integrations.httpx_client import AsyncOAuth2Client
+
         return AsyncOAuth2Client(
             client_id=self.settings.client_id,
             client_secret=self.settings.client_secret,

@@ -94,7 +94,9 @@ class AuthRoutes:
                 return RedirectResponse(next_path, status_code=303)
             sso = self._sso_name()
             error = sso_error_message(request.query_params.get("sso_error"), sso or "")
-            return login_page(next_path=next_path, error=error if sso else "", sso=sso)
+            return login_page(
+                next_path=next_path, error=error if sso else "", sso=sso, sso_error=True
+            )
         if path in OIDC_PATHS:
             return await self.oidc_routes.handle(request, path)
         if path in (LOGIN_PAGE, LOGIN_API) and method == "POST":

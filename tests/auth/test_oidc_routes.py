@@ -213,6 +213,10 @@ async def test_a_cancelled_sign_in_says_so(client: httpx.AsyncClient) -> None:
     assert "error=access_denied" in callback
     response = await client.get(_callback_path(callback))
     assert await _login_error(client, response) == "Sign-in with Example ID was cancelled."
+    # Shown under the button, not as a password error.
+    page = (await client.get(response.headers["location"])).text
+    assert page.index("login-oidc") < page.index("login-error") < page.index("<form")
+    assert 'aria-invalid="true"' not in page
 
 
 async def test_a_replayed_callback_is_refused(
