@@ -26,7 +26,7 @@ from agent_chat.auth.paths import LOGIN_PAGE, OIDC_CALLBACK, OIDC_LOGIN, safe_ne
 from agent_chat.auth.request_helpers import client_address, is_https, read_cookie
 from agent_chat.auth.store import DISABLED, GateStore
 from agent_chat.config import OidcSettings
-from agent_chat.db.oidc import ATTEMPT_LIFETIME
+from agent_chat.db.oidc import ATTEMPT_LIFETIME, TooManyAttempts
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ SSO_ERRORS = {
     "provider": "{name} refused the sign-in. Try again, or ask an administrator.",
     "token": "{name} sent a sign-in that could not be verified. Ask an administrator.",
     "disabled": DISABLED,
+    "busy": "Too many sign-ins are under way. Try again in a few minutes.",
 }
 
 
@@ -85,9 +86,9 @@ class OidcRoutes:
         settings = self.settings()
         if settings is None:
             return PlainTextResponse("Not Found", status_code=404)
-        if request.method not in ("GET", "HEAD"):
+        if request.method != "GET":  # not even HEAD: the start stores an attempt
             return PlainTextResponse(
-                "Method not allowed", status_code=405, headers={"Allow": "GET, HEAD"}
+                "Method not allowed", status_code=405, headers={"Allow": "GET"}
             )
         if path == OIDC_LOGIN:
             return await self._start(request, settings)
@@ -114,15 +115,19 @@ class OidcRoutes:
         except ProviderUnavailable as exc:
             log.warning("Single sign-on: the provider is unreachable: %s", exc)
             return _back_to_login("unreachable", next_path)
-        await self.store.start(
-            now=self.clock(),
-            token=token,
-            state=state,
-            nonce=nonce,
-            code_verifier=verifier,
-            redirect_uri=redirect_uri,
-            next_path=next_path,
-        )
+        try:
+            await self.store.start(
+                now=self.clock(),
+                token=token,
+                state=state,
+                nonce=nonce,
+                code_verifier=verifier,
+                redirect_uri=redirect_uri,
+                next_path=next_path,
+            )
+        except TooManyAttempts as exc:
+            log.warning("Single sign-on refused: %s", exc)
+            return _back_to_login("busy", next_path)
         response = RedirectResponse(url, status_code=303, headers=NO_STORE)
         response.set_cookie(
             ATTEMPT_COOKIE,

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
+
 from agent_chat.auth.store import GateStore, as_datetime
 from agent_chat.db import auth_sessions, oidc
 from agent_chat.db.auth_sessions import NewSession
@@ -79,6 +81,10 @@ class OidcStore:
         return await self.store.storage().call(oidc.take_attempt, token=token, now=as_datetime(now))
 
     async def sign_in(self, *, now: float, lifetime: float, **kwargs: Any) -> OidcOutcome:
-        return await self.store.storage().call(
-            _sign_in, now=as_datetime(now), lifetime=timedelta(seconds=lifetime), **kwargs
-        )
+        kwargs.update(now=as_datetime(now), lifetime=timedelta(seconds=lifetime))
+        try:
+            return await self.store.storage().call(_sign_in, **kwargs)
+        except IntegrityError:
+            # A first sign-in of the same person (or of another with the same username) in
+            # another request won the race: the second try finds what it made.
+            return await self.store.storage().call(_sign_in, **kwargs)

@@ -17,13 +17,19 @@ from sqlmodel import Session, col, delete, func, select
 
 from agent_chat.db import users
 from agent_chat.db.api_tokens import hash_token
-from agent_chat.db.errors import ValidationFailed
+from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.db.models import AppUser, OidcAttempt, OidcIdentity, UserRole
 
 # How long the provider may take (the person types a password, maybe a second factor).
 ATTEMPT_LIFETIME = timedelta(minutes=10)
 MAX_TOKEN_CHARS = 100
+# Attempts anyone may start (the login page is public): past this many at once, new ones wait.
+MAX_OPEN_ATTEMPTS = 5000
 _NOT_USERNAME = re.compile(r"[^a-z0-9._-]+")
+
+
+class TooManyAttempts(StoreError):
+    """MAX_OPEN_ATTEMPTS sign-ins are waiting for the provider already."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,10 @@ def start_attempt(
     now: datetime,
 ) -> None:
     """Store an attempt under the SHA-256 of the browser's cookie token; attempts past their
-    lifetime go (the table stays small)."""
+    lifetime go (the table stays small), and TooManyAttempts past MAX_OPEN_ATTEMPTS."""
     session.exec(delete(OidcAttempt).where(col(OidcAttempt.created_at) <= now - ATTEMPT_LIFETIME))  # type: ignore[call-overload]
+    if count_attempts(session=session) >= MAX_OPEN_ATTEMPTS:
+        raise TooManyAttempts(f"{MAX_OPEN_ATTEMPTS} sign-ins are waiting for the provider")
     session.add(
         OidcAttempt(
             token_hash=hash_token(token),
@@ -145,9 +153,7 @@ def _apply_admin_claim(session: Session, user: AppUser, admin: bool | None) -> s
     wanted = UserRole.ADMIN.value if admin else UserRole.MEMBER.value
     if user.role == wanted:
         return ""
-    if not admin:
-        # Under the users' write lock, so two demotions at once cannot both see the other.
-        users._lock_users(session)
+    if not admin:  # (under the users' write lock: see sign_in_identity)
         assert user.id is not None
         if _active_admins_besides(session, user.id) == 0:
             return "kept the admin role: it is the last active administrator"
@@ -169,7 +175,9 @@ def sign_in_identity(
 ) -> OidcSignIn:
     """The user of `(issuer, subject)`, made (a member without a password) on the first
     sign-in; the admin claim applied; `last_login_at` recorded. A disabled user is refused
-    and left as they are."""
+    and left as they are. Runs under the users' write lock (sign-ins by a provider are rare):
+    two first sign-ins at once make one account, two demotions cannot both pass."""
+    users._lock_users(session)
     identity = find_identity(session=session, issuer=issuer, subject=subject)
     created = identity is None
     if identity is None:

@@ -181,6 +181,10 @@ def change_password(
     """A new password, given the current one; every session of the user except
     `keep_session_id` (the browser that changed it) ends."""
     user = get_user(session=session, user_id=user_id)
+    if user.password_hash is None:
+        raise ValidationFailed(
+            {"current_password": "This account signs in with single sign-on: it has no password."}
+        )
     ok, _ = passwords.verify(current_password, user.password_hash)
     if not ok:
         raise ValidationFailed({"current_password": "The current password is wrong."})

@@ -342,7 +342,8 @@ async def test_next_after_sign_in_stays_on_this_site(
 
 async def test_only_the_two_routes_are_public(client: httpx.AsyncClient) -> None:
     assert (await client.get("/auth/oidc/other")).status_code == 303  # to the login page
-    assert (await client.post("/auth/oidc/login")).status_code == 405
+    for method in ("POST", "HEAD"):
+        assert (await client.request(method, "/auth/oidc/login")).status_code == 405
 
 
 def test_the_provider_helper_pins_the_issuer(provider: Provider, tmp_path: Path) -> None:

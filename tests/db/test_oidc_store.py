@@ -5,15 +5,18 @@ and the migration keeping accounts and their sessions."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
 from alembic import command
+from sqlalchemy import Engine
 from sqlmodel import Session
 
 from agent_chat.db import auth_sessions, oidc, users
 from agent_chat.db.engine import make_engine, migrate, open_session
+from agent_chat.db.errors import ValidationFailed
 from agent_chat.db.models import UserRole, utcnow
 from tests.support.accounts import use_cheap_hashes
 from tests.support.databases import alembic_config
@@ -73,6 +76,16 @@ def test_an_old_attempt_has_expired_and_old_rows_go(session: Session) -> None:
     assert oidc.count_attempts(session=session) == 1
 
 
+def test_attempts_past_the_cap_wait(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(oidc, "MAX_OPEN_ATTEMPTS", 2)
+    now = utcnow()
+    _attempt(session, "one", now)
+    _attempt(session, "two", now)
+    with pytest.raises(oidc.TooManyAttempts):
+        _attempt(session, "three", now)
+    _attempt(session, "later", now + oidc.ATTEMPT_LIFETIME)  # the old ones have gone
+
+
 def test_a_first_sign_in_makes_a_member_without_a_password(session: Session) -> None:
     first = _sign_in(session, "sub-1", preferred_username="Grace.Hopper", name="Grace Hopper")
     assert first.created and first.user is not None
@@ -89,6 +102,10 @@ def test_a_first_sign_in_makes_a_member_without_a_password(session: Session) -> 
             session=session, username="grace.hopper", password=password, now=utcnow()
         )
         assert check.user is None and not check.disabled
+    with pytest.raises(ValidationFailed, match="single sign-on"):
+        users.change_password(
+            session=session, user_id=user.id, current_password="", new_password=PASSWORD
+        )
     again = _sign_in(session, "sub-1", preferred_username="someone-else")
     assert not again.created and again.user is not None and again.user.id == user.id
     assert users.count_users(session=session) == 1
@@ -166,6 +183,27 @@ def test_a_disabled_user_is_refused_and_left_alone(session: Session) -> None:
     refused = _sign_in(session, "sub-d", admin=True)
     assert refused.user is None and refused.disabled
     assert users.get_user(session=session, user_id=made.user.id).role == "member"
+
+
+def test_two_first_sign_ins_at_once_make_one_account(engine: Engine) -> None:
+    barrier = threading.Barrier(2)
+    found: list[int] = []
+
+    def sign_in() -> None:
+        barrier.wait()
+        with open_session(engine) as session:
+            outcome = _sign_in(session, "racer", preferred_username="racer")
+            assert outcome.user is not None and outcome.user.id is not None
+            found.append(outcome.user.id)
+
+    threads = [threading.Thread(target=sign_in) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(found) == 2 and found[0] == found[1]
+    with open_session(engine) as session:
+        assert users.count_users(session=session) == 1
 
 
 def test_the_migration_keeps_accounts_and_sessions(empty_db_url: str) -> None:
