@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ import httpx
 import pytest
 
 from agent_chat.auth import COOKIE_NAME, GateConfig
+from agent_chat.auth.oidc_client import TIMEOUT_SECONDS, OidcClient
 from agent_chat.auth.oidc_routes import ATTEMPT_COOKIE
 from agent_chat.config import OidcSettings
 from agent_chat.db import oidc, users
@@ -328,6 +330,30 @@ async def test_an_unreachable_issuer_shows_a_clear_error(
         )
         assert ATTEMPT_COOKIE not in client.cookies
         assert storage.call_sync(oidc.count_attempts) == 0
+
+
+async def test_an_issuer_that_never_answers_times_out(
+    storage: Storage, clock: Clock, alice
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers
+        port = silent.getsockname()[1]
+        config = GateConfig(session_seconds=HOUR, oidc=_settings(f"http://127.0.0.1:{port}"))
+        async with client_for(_gated(storage, clock, config)) as client:
+            started = time.monotonic()
+            response = await client.get("/auth/oidc/login")
+            waited = time.monotonic() - started
+            assert response.headers["location"] == "/login?sso_error=unreachable"
+            assert TIMEOUT_SECONDS - 0.5 < waited < TIMEOUT_SECONDS + 5
+
+
+async def test_the_discovery_document_and_keys_are_cached(provider: Provider) -> None:
+    client = OidcClient(_settings(provider.issuer))
+    first = await client.metadata()
+    assert first.issuer == provider.issuer and first.algorithms == ("RS256",)
+    assert await client.metadata() is first
+    keys = await client._key_set()
+    assert await client._key_set() is keys
+    assert await client._key_set(fresh=True) is keys  # an unknown kid refetches at most 1/min
 
 
 async def test_next_after_sign_in_stays_on_this_site(

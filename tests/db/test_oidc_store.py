@@ -14,7 +14,7 @@ from alembic import command
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from agent_chat.db import auth_sessions, oidc, users
+from agent_chat.db import auth_sessions, oidc, passwords, users
 from agent_chat.db.engine import make_engine, migrate, open_session
 from agent_chat.db.errors import ValidationFailed
 from agent_chat.db.models import UserRole, utcnow
@@ -111,6 +111,34 @@ def test_a_first_sign_in_makes_a_member_without_a_password(session: Session) -> 
     assert users.count_users(session=session) == 1
     (identity,) = oidc.list_identities(session=session, user_id=user.id)
     assert (identity.issuer, identity.subject) == (ISSUER, "sub-1")
+
+
+def test_a_user_without_a_password_costs_one_hash_check_like_an_unknown_name(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No timing difference: a passwordless account is checked against the dummy hash, once,
+    exactly like a name that does not exist or a wrong password."""
+    users.create_user(session=session, username="has-password", password=PASSWORD)
+    _sign_in(session, "sso-only", preferred_username="sso-only")
+    hasher = passwords._hasher()
+    checked: list[str] = []
+
+    class Counting:
+        def verify(self, password: str, hashed: str) -> bool:
+            checked.append(hashed)
+            return hasher.verify(password, hashed)
+
+        def verify_and_update(self, password: str, hashed: str):
+            checked.append(hashed)
+            return hasher.verify_and_update(password, hashed)
+
+    monkeypatch.setattr(passwords, "_hasher", lambda: Counting())
+    for name in ("sso-only", "nobody-here", "has-password"):
+        checked.clear()
+        check = users.check_login(session=session, username=name, password="guess", now=utcnow())
+        assert check.user is None and len(checked) == 1, name
+        if name != "has-password":
+            assert checked == [passwords._dummy_hash()], name
 
 
 def test_a_matching_username_or_email_is_never_taken_over(session: Session) -> None:
