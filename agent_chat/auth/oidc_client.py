@@ -220,6 +220,8 @@ class OidcClient:
     ) -> dict[str, Any]:
         """Exchange the code, check the ID token, add userinfo: the person's claims (`iss`
         and `sub` always from the ID token). Rejected / ProviderUnavailable."""
+        from authlib.integrations.base_client import OAuthError  # (see _oauth)
+
         metadata = await self.metadata()
         try:
             async with self._oauth(metadata, redirect_uri) as client:
@@ -230,9 +232,9 @@ class OidcClient:
                     code_verifier=code_verifier,
                     redirect_uri=redirect_uri,
                 )
-        except httpx.HTTPError as exc:
+        except httpx.HTTPError as exc:  # unreachable, or a 5xx / non-JSON answer
             raise ProviderUnavailable(f"{metadata.token_endpoint}: {exc!r}") from exc
-        except Exception as exc:  # Authlib's OAuthError and friends: the provider said no
+        except OAuthError as exc:  # the provider said no (invalid_grant, invalid_client ...)
             raise Rejected(f"token endpoint: {exc}") from exc
         id_token = token.get("id_token")
         if not isinstance(id_token, str):

@@ -235,6 +235,21 @@ async def test_a_replayed_callback_is_refused(
     assert not await _signed_in_as(client)
 
 
+async def test_a_used_code_is_refused_by_the_provider(
+    client: httpx.AsyncClient, provider: Provider
+) -> None:
+    provider.set_claims("twice", preferred_username="twice")
+    first = _callback_path(_authorize(await _start(client), "twice"))
+    assert (await client.get(first)).headers["location"] == "/"
+    await client.post("/api/logout")
+    # A new attempt of this browser, carrying the old code: the provider refuses it.
+    state = parse_qs(urlsplit(await _start(client)).query)["state"][0]
+    code = parse_qs(urlsplit(first).query)["code"][0]
+    response = await client.get(f"/auth/oidc/callback?{urlencode({'code': code, 'state': state})}")
+    assert "could not be verified" in await _login_error(client, response)
+    assert not await _signed_in_as(client)
+
+
 async def test_a_bad_state_is_refused_and_ends_the_attempt(
     client: httpx.AsyncClient, storage: Storage
 ) -> None:
