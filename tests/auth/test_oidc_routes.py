@@ -129,6 +129,16 @@ async def test_without_the_settings_there_is_no_button_and_no_route(
         assert 'data-testid="login-error"></p>' in page.text
 
 
+async def test_before_the_first_administrator_it_leads_to_setup(
+    storage: Storage, clock: Clock, provider: Provider
+) -> None:
+    config = GateConfig(session_seconds=HOUR, oidc=_settings(provider.issuer))
+    async with client_for(_gated(storage, clock, config)) as client:  # no user yet
+        response = await client.get("/auth/oidc/login")
+        assert response.status_code == 303 and response.headers["location"] == "/setup"
+        assert storage.call_sync(oidc.count_attempts) == 0
+
+
 async def test_the_start_sends_state_nonce_and_pkce_and_binds_the_browser(
     client: httpx.AsyncClient, storage: Storage, provider: Provider
 ) -> None:
