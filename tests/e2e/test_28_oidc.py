@@ -137,6 +137,11 @@ def test_the_admin_claim_makes_an_administrator(
     expect(page.get_by_test_id("account-username")).to_have_text(
         "Signed in as boss (administrator)."
     )
+    # No password to change for a single sign-on account: the page says so.
+    expect(page.get_by_test_id("account-no-password")).to_be_visible()
+    expect(page.get_by_test_id("account-current-password")).to_have_count(0)
+    expect(page.get_by_test_id("account-display-name")).to_be_visible()
+    shot(page, "account-page-sso")
     boss, _, _ = account(sso_stack, "boss")
     assert boss is not None and boss.role == "admin"
 
