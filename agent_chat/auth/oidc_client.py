@@ -12,6 +12,7 @@ ours, `exp` and `iat` are there and sane, `nonce` is the one this browser's atte
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,9 +125,19 @@ class OidcClient:
         self._metadata_at = 0.0
         self._keys: KeySet | None = None
         self._keys_at = 0.0
+        self._ssl: ssl.SSLContext | None = None
+
+    def _verify(self) -> ssl.SSLContext:
+        """One TLS context for every request: making one loads the CA bundle (a quarter of
+        a second on a busy machine), which a new client per request would pay each time."""
+        if self._ssl is None:
+            self._ssl = httpx.create_ssl_context()
+        return self._ssl
 
     def _http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
+        return httpx.AsyncClient(
+            timeout=self.timeout, follow_redirects=False, verify=self._verify()
+        )
 
     async def metadata(self) -> Metadata:
         now = time.monotonic()
@@ -200,6 +211,7 @@ class OidcClient:
             redirect_uri=redirect_uri,
             code_challenge_method="S256",
             timeout=self.timeout,
+            verify=self._verify(),
         )
 
     async def authorization_url(
