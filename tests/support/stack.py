@@ -40,7 +40,7 @@ description: Answers in haiku
 Answer every question as a haiku.
 """
 # Accounts survive `Stack.reset()`: the administrator and its session are the stack's.
-KEPT_BY_RESET = frozenset({"app_user", "auth_session"})
+KEPT_BY_RESET = frozenset({"app_user", "auth_session", "oidc_identity"})
 # Settings the stack decides itself, whatever the caller's environment says.
 _UNSET = (
     "AGENT_CHAT_MODEL_BASE_URL",
