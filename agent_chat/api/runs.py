@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 from fastapi import APIRouter
 
 from agent_chat import routes
-from agent_chat.api.deps import Backend, Svc
+from agent_chat.api.deps import ActingUser, Backend, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.schemas import Accepted, ResumeBody, RunCreate, RunStarted, RunStateOut
 from agent_chat.api.sessions import require_session, usable_skills
@@ -84,7 +84,7 @@ async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunSta
     response_model=RunStarted,
     responses=responses(404, 409, 413, 429),
 )
-async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
+async def start_run(svc: Svc, session_id: str, body: RunCreate, user_id: ActingUser) -> RunStarted:
     """Ask: the message joins the active branch and a run answers it (follow it with the
     stream). `parentMessageId`, if given, must be the branch's last message."""
     chat = await require_session(svc, session_id)
@@ -126,6 +126,7 @@ async def start_run(svc: Svc, session_id: str, body: RunCreate) -> RunStarted:
             skill_folder=body.skill_folder,
             tool_profile=body.tool_profile,
             max_iterations=body.max_iterations,
+            user_id=user_id,
         ),
         new_version="assistant",
     )

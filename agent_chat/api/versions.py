@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from agent_chat import routes
-from agent_chat.api.deps import Backend, Svc
+from agent_chat.api.deps import ActingUser, Backend, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.runs import check_can_start, check_message, started
 from agent_chat.api.schemas import MAX_ID, MessageEdit, RunStarted, VersionList
@@ -46,12 +46,12 @@ async def _require(svc: Backend, message_id: int, role: MessageRole | None = Non
     response_model=RunStarted,
     responses=responses(404, 409, 429),
 )
-async def regenerate(svc: Svc, message_id: MessageId) -> RunStarted:
+async def regenerate(svc: Svc, message_id: MessageId, user_id: ActingUser) -> RunStarted:
     """A new version of an assistant message: the same question answered again."""
     _, session_uuid = await _require(svc, message_id, MessageRole.ASSISTANT)
     check_can_start(svc, session_uuid)
     return await started(
-        svc.runs.regenerate(session_uuid=session_uuid, message_id=message_id),
+        svc.runs.regenerate(session_uuid=session_uuid, message_id=message_id, user_id=user_id),
         new_version="assistant",
     )
 
@@ -62,14 +62,18 @@ async def regenerate(svc: Svc, message_id: MessageId) -> RunStarted:
     response_model=RunStarted,
     responses=responses(404, 409, 413, 429),
 )
-async def edit(svc: Svc, message_id: MessageId, body: MessageEdit) -> RunStarted:
+async def edit(
+    svc: Svc, message_id: MessageId, body: MessageEdit, user_id: ActingUser
+) -> RunStarted:
     """A new version of a user message, answered afresh (a new run starts, as on the page;
     `newMessageId` is the new user message)."""
     _, session_uuid = await _require(svc, message_id, MessageRole.USER)
     check_message(svc, body.content, "content")
     check_can_start(svc, session_uuid)
     return await started(
-        svc.runs.edit(session_uuid=session_uuid, message_id=message_id, text=body.content),
+        svc.runs.edit(
+            session_uuid=session_uuid, message_id=message_id, text=body.content, user_id=user_id
+        ),
         new_version="user",
     )
 

@@ -56,6 +56,7 @@ class LiveRun:
     session_uuid: str
     view: RunView = field(default_factory=RunView)
     task: asyncio.Task | None = None
+    user_id: int | None = None  # whose hermes home it runs in (unknown for a re-attached run)
 
     @property
     def session_state(self) -> str:

@@ -17,17 +17,17 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_chat.config import Settings
-from agent_chat.db import logs, messages, queue, turns
+from agent_chat.db import messages, queue, turns
 from agent_chat.db.models import ChatMessage, MessageStatus
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
-from agent_chat.protocol.log_codec import stored_event
-from agent_chat.protocol.reducer import replay
+from agent_chat.runs.attach import reattach
 from agent_chat.runs.bridge_model import bridge_model
 from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange, SessionChanges
 from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable, RunNotFound
-from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
+from agent_chat.runs.consumer import BRIDGE_RESTARTED, Consumer, LiveRun
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
+from agent_chat.runs.memory_handover import SharedMemoryHandover
 from agent_chat.runs.replay import StoredReplay
 from agent_chat.runs.storage import Storage
 from agent_chat.runs.takeover import TakeoverWatch
@@ -79,6 +79,7 @@ class RunManager:
         self.takeover = TakeoverWatch(
             storage=storage, followed=lambda run_id: run_id in self._runs, reattach=self._reattach
         )
+        self.shared_memory = SharedMemoryHandover(storage=storage, client=client)
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -147,6 +148,7 @@ class RunManager:
         skill_folder: str | None = None,
         tool_profile: str | None = None,
         max_iterations: int | None = None,
+        user_id: int,
     ) -> StartedRun:
         """Append the user's message to the active branch and start a run answering it
         (`max_iterations`: the agent's step limit for this run, hermes' 90 by default)."""
@@ -154,16 +156,20 @@ class RunManager:
         plan = TurnPlan(
             TurnMode.SEND, session_uuid, text, None, model_id, skill_folder, tool_profile
         )
-        return await self._start(plan, max_iterations=max_iterations)
+        return await self._start(plan, max_iterations=max_iterations, user_id=user_id)
 
-    async def edit(self, *, session_uuid: str, message_id: int, text: str) -> StartedRun:
+    async def edit(
+        self, *, session_uuid: str, message_id: int, text: str, user_id: int
+    ) -> StartedRun:
         """A new version of a user message (a sibling), answered from the same point."""
         self.validate_message(text)
-        return await self._start(TurnPlan(TurnMode.EDIT, session_uuid, text, message_id))
+        plan = TurnPlan(TurnMode.EDIT, session_uuid, text, message_id)
+        return await self._start(plan, user_id=user_id)
 
-    async def regenerate(self, *, session_uuid: str, message_id: int) -> StartedRun:
+    async def regenerate(self, *, session_uuid: str, message_id: int, user_id: int) -> StartedRun:
         """A new version of an assistant message: the same question answered again."""
-        return await self._start(TurnPlan(TurnMode.REGENERATE, session_uuid, message_id=message_id))
+        plan = TurnPlan(TurnMode.REGENERATE, session_uuid, message_id=message_id)
+        return await self._start(plan, user_id=user_id)
 
     async def reset(self, *, session_uuid: str) -> None:
         """Give the session a fresh agent and add a RESET marker: later runs see nothing above it."""
@@ -200,6 +206,7 @@ class RunManager:
         model_id: int | None = None,
         tool_profile: str | None = None,
         draft_hermes_session: str | None = None,
+        user_id: int,
     ) -> None:
         """Have the bridge build the agent the conversation's next message needs, in the
         background (a conversation was opened, or its model or tools changed), so that
@@ -207,7 +214,7 @@ class RunManager:
         `draft_hermes_session`: a new conversation, created by its first message."""
         if self.live_for_session(session_uuid) is not None:
             return
-        work = self._prepare(session_uuid, model_id, tool_profile, draft_hermes_session)
+        work = self._prepare(session_uuid, model_id, tool_profile, draft_hermes_session, user_id)
         self._in_background(work, "prepare-agent")
 
     async def _prepare(
@@ -216,7 +223,9 @@ class RunManager:
         model_id: int | None,
         tool_profile: str | None,
         draft_hermes_session: str | None,
+        user_id: int,
     ) -> None:
+        await self.shared_memory.ensure()
         try:
             target = await self.storage.call(
                 turns.agent_target,
@@ -227,7 +236,10 @@ class RunManager:
                 draft_hermes_session=draft_hermes_session,
             )
             await self.client.prepare(
-                target.hermes_session, bridge_model(target.model), target.tool_profile
+                target.hermes_session,
+                bridge_model(target.model),
+                target.tool_profile,
+                user_id=user_id,
             )
         except (turns.Refused, BridgeError, SQLAlchemyError) as exc:
             log.debug("preparing the agent of %s skipped: %s", session_uuid, exc)
@@ -239,21 +251,25 @@ class RunManager:
 
     # ---- the queue: messages sent one after another as runs end ------------------------
 
-    async def queue(self, *, session_uuid: str, text: str, **choices: Any) -> StartedRun | None:
+    async def queue(
+        self, *, session_uuid: str, text: str, user_id: int, **choices: Any
+    ) -> StartedRun | None:
         """Queue a message behind the conversation's run; sent at once (the StartedRun) when
         no run works any more."""
         self.validate_message(text)
         await self._store(queue.add_queued, session_uuid=session_uuid, content=text, **choices)
         if self.live_for_session(session_uuid) is None:
-            return await self._send_queued(session_uuid)
+            return await self._send_queued(session_uuid, user_id)
         self.bus.publish_session(SessionChange(session_uuid, "running"))  # tabs show it
         return None
 
     def _send_next_queued(self, live: LiveRun, status: MessageStatus) -> None:
         # A stop holds the queue: the person took control. Otherwise the next one goes.
-        if status == MessageStatus.STOPPED:
+        # (A run re-attached after a restart has no known person yet: its queue waits for
+        # the next send, until conversations have an owner.)
+        if status == MessageStatus.STOPPED or live.user_id is None:
             return
-        self._in_background(self._send_queued(live.session_uuid), "send-queued")
+        self._in_background(self._send_queued(live.session_uuid, live.user_id), "send-queued")
 
     def _in_background(self, work: Any, name: str) -> None:
         # Kept until done (close() waits for them): asyncio holds tasks only weakly.
@@ -261,7 +277,7 @@ class RunManager:
         self._background_tasks.add(task)
         task.add_done_callback(self._background_tasks.discard)
 
-    async def _send_queued(self, session_uuid: str) -> StartedRun | None:
+    async def _send_queued(self, session_uuid: str, user_id: int) -> StartedRun | None:
         queued = await self._store(queue.pop_queued, session_uuid=session_uuid)
         if queued is None:
             return None
@@ -272,6 +288,7 @@ class RunManager:
                 model_id=queued.model_id,
                 skill_folder=queued.skill_folder,
                 tool_profile=queued.tool_profile,
+                user_id=user_id,
             )
         except RunRefused as exc:
             # Back in its place at the front of the queue; it goes after the next run.
@@ -286,7 +303,11 @@ class RunManager:
         except turns.Refused as exc:
             raise RunRefused(str(exc)) from exc
 
-    async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
+    async def _start(
+        self, plan: TurnPlan, *, user_id: int, max_iterations: int | None = None
+    ) -> StartedRun:
+        # user_id: whose hermes home (memory) the agent works in; the caller's for now.
+        await self.shared_memory.ensure()
         async with self._lock:
             if self.live_for_session(plan.session_uuid):
                 raise RunRefused(
@@ -321,10 +342,12 @@ class RunManager:
             live = LiveRun(
                 run_id, prepared.assistant_id, prepared.chat_session_id, plan.session_uuid
             )
+            live.user_id = user_id
             self._follow(live, lease=lease)
         started = StartedRun(run_id, prepared.user_id, prepared.assistant_id)
         try:
             await self.client.start_run(
+                user_id=user_id,
                 session_id=prepared.hermes_session,
                 message=prepared.text,
                 history=prepared.history,
@@ -354,26 +377,7 @@ class RunManager:
         self.bus.publish_session(SessionChange(live.session_uuid, live.session_state))
 
     async def _reattach(self, message: ChatMessage) -> None:
-        if not message.run_id or message.run_id in self._runs:
-            return
-        lease = await self.leases.leases.acquire(message.run_id)
-        if lease is None:  # another worker consumes it
-            return
-        rows = await self.storage.call(logs.list_logs, message_id=message.id)
-        history = [stored_event(r.seq, r.kind, r.content, r.meta_json) for r in rows]
-        session_uuid = await self.storage.call(
-            turns.session_uuid_of, chat_session_id=message.session_id
-        )
-        view = replay([e.as_dict() for e in history])
-        live = LiveRun(message.run_id, message.id, message.session_id, session_uuid, view)
-        self._follow(live, history, lease=lease)
-        if live.view.finished:
-            # The log already holds the terminal event (the app stopped before finalising
-            # the message): the bridge has nothing newer and may have dropped the run.
-            await self.consumer.finish(live, status=FINAL_STATUS[live.view.state])
-            return
-        live.task = asyncio.create_task(self.consumer.consume(live), name=f"run-{live.run_id}")
-        log.info("re-attached to run %s after seq %d", live.run_id, live.view.last_seq)
+        await reattach(self, message)
 
     # ---- the lease: one consumer per run (runs/leases.py) --------------------------------
 

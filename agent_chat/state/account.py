@@ -19,6 +19,17 @@ from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.db.models import utcnow
 from agent_chat.state.base import AppState
 
+SIGNED_OUT = "You are signed out. Reload the page to sign in again."
+
+
+async def signed_in(state: AppState) -> SignedIn | None:
+    """Who the tab's websocket was opened for (None: signed out, expired, disabled)."""
+    token = cookie_parser(state.router.headers.cookie or "").get(COOKIE_NAME)
+    hours = state.svc().settings.session_hours
+    return await state.svc().storage.call(
+        auth_sessions.session_user, token=token, now=utcnow(), max_age=timedelta(hours=hours)
+    )
+
 
 class AccountState(AppState):
     display_name: str = ""
@@ -28,11 +39,7 @@ class AccountState(AppState):
     message_ok: bool = True
 
     async def _signed_in(self) -> SignedIn | None:
-        token = cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME)
-        hours = self.svc().settings.session_hours
-        return await self.svc().storage.call(
-            auth_sessions.session_user, token=token, now=utcnow(), max_age=timedelta(hours=hours)
-        )
+        return await signed_in(self)
 
     @rx.event
     async def load(self) -> None:
@@ -59,7 +66,7 @@ class AccountState(AppState):
         of the user ends; this one stays)."""
         user = await self._signed_in()
         if user is None:
-            self._say("You are signed out. Reload the page to sign in again.", False)
+            self._say(SIGNED_OUT, False)
             return
         name = str(form.get("display_name") or "")
         current = str(form.get("current_password") or "")

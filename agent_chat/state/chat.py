@@ -27,6 +27,7 @@ from agent_chat.runs.bridge_watch import UNREACHABLE_HINT
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused
 from agent_chat.skills import list_skills
+from agent_chat.state.account import signed_in
 from agent_chat.state.sidebar import SidebarState
 from agent_chat.usage import answer_usage, conversation_meter
 
@@ -125,7 +126,7 @@ class ChatState(SidebarState):
         else:
             self.not_found = not await self.reload_messages()
         if not self.not_found:
-            self._prepare_agent()
+            await self._prepare_agent()
 
     def _open_draft(self) -> None:
         """A new conversation: empty, with the default choices, nothing stored yet."""
@@ -201,32 +202,41 @@ class ChatState(SidebarState):
         skill = None if self.selected_skill == NO_SKILL else self.selected_skill
         return {"model_id": model_id, "skill_folder": skill, "tool_profile": self.selected_profile}
 
-    def _prepare_agent(self) -> None:
+    async def acting_user_id(self) -> int | None:
+        """The signed-in person: whose hermes memory this tab's runs work with."""
+        user = await signed_in(self)
+        return None if user is None else user.user_id
+
+    async def _prepare_agent(self) -> None:
         # The next message's agent is built while the person types (bridge, background).
+        user_id = await self.acting_user_id()
+        if user_id is None:
+            return
         choices = self.composer_choices()
         self.svc().runs.prepare(
             self.current_uuid or self._draft_uuid,
             model_id=choices["model_id"],
             tool_profile=choices["tool_profile"],
             draft_hermes_session=None if self.current_uuid else self._draft_hermes,
+            user_id=user_id,
         )
 
     @rx.event
-    def set_selected_model(self, value: str) -> None:
+    async def set_selected_model(self, value: str) -> None:
         self.selected_model = value
         if self.current_uuid or self._draft_uuid:
-            self._prepare_agent()
+            await self._prepare_agent()
 
     @rx.event
     def set_selected_skill(self, value: str) -> None:
         self.selected_skill = value
 
     @rx.event
-    def set_selected_profile(self, value: str) -> None:
+    async def set_selected_profile(self, value: str) -> None:
         if value in self.svc().settings.tool_profiles:
             self.selected_profile = value
             if self.current_uuid or self._draft_uuid:
-                self._prepare_agent()
+                await self._prepare_agent()
 
     @rx.event
     async def load_earlier(self) -> None:

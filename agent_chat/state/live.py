@@ -23,6 +23,7 @@ from agent_chat.live.notices import Notice, notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun
+from agent_chat.state.account import SIGNED_OUT
 from agent_chat.state.chat import COMPOSER_ID, ChatState
 
 
@@ -114,6 +115,10 @@ class LiveState(ChatState):
         except RunRefused as exc:
             self.composer_error = str(exc)
             return None
+        user_id = await self.acting_user_id()
+        if user_id is None:
+            self.composer_error = SIGNED_OUT  # the text stays in the box
+            return None
         if self.current_uuid and svc.runs.live_for_session(self.current_uuid):
             return await self._queue(text)  # a run works: Enter queues behind it
         new_session = not self.current_uuid
@@ -125,7 +130,10 @@ class LiveState(ChatState):
             self.current_uuid = chat.session_uuid
         try:
             started = await svc.runs.send(
-                session_uuid=self.current_uuid, text=text, **self.composer_choices()
+                session_uuid=self.current_uuid,
+                text=text,
+                user_id=user_id,
+                **self.composer_choices(),
             )
         except RunRefused as exc:
             self.composer_error = str(exc)  # the text stays in the box: nothing is lost
@@ -143,9 +151,15 @@ class LiveState(ChatState):
     # ---- queue and steer while a run works ----------------------------------------------
 
     async def _queue(self, text: str):
+        user_id = await self.acting_user_id()
         try:
+            if user_id is None:
+                raise RunRefused(SIGNED_OUT)
             started = await self.svc().runs.queue(
-                session_uuid=self.current_uuid, text=text, **self.composer_choices()
+                session_uuid=self.current_uuid,
+                text=text,
+                user_id=user_id,
+                **self.composer_choices(),
             )
         except RunRefused as exc:
             self.composer_error = str(exc)
@@ -206,8 +220,11 @@ class LiveState(ChatState):
         if self.refuse_while_running("Editing"):
             return None
         try:
+            user_id = await self.acting_user_id()
+            if user_id is None:
+                raise RunRefused(SIGNED_OUT)
             started = await self.svc().runs.edit(
-                session_uuid=self.current_uuid, message_id=message_id, text=text
+                session_uuid=self.current_uuid, message_id=message_id, text=text, user_id=user_id
             )
         except RunRefused as exc:
             self.show_error(str(exc))
@@ -221,8 +238,11 @@ class LiveState(ChatState):
         if self.refuse_while_running("Regenerating"):
             return None
         try:
+            user_id = await self.acting_user_id()
+            if user_id is None:
+                raise RunRefused(SIGNED_OUT)
             started = await self.svc().runs.regenerate(
-                session_uuid=self.current_uuid, message_id=message_id
+                session_uuid=self.current_uuid, message_id=message_id, user_id=user_id
             )
         except RunRefused as exc:
             self.show_error(str(exc))

@@ -1,7 +1,8 @@
 """The memory drawer of the open conversation (issue 5, seed 000 §5.8).
 
 Thin: the store's `memory_snapshot` gives working memory, recent tool calls, summaries and
-statistics; the bridge gives long-term memory (MEMORY.md / USER.md) and saves edits of it.
+statistics; the bridge gives long-term memory (MEMORY.md / USER.md) and saves edits of it:
+the signed-in person's own (hermes keeps a home per person, bridge/homes.py).
 Loading and saving run as background events, so a slow bridge never holds the tab's state
 lock (the live stream of a run keeps flowing while the drawer loads).
 """
@@ -25,6 +26,7 @@ from agent_chat.db.memory_views import (
 )
 from agent_chat.rows import tool_row
 from agent_chat.runs.client import BridgeError, BridgeUnavailable
+from agent_chat.state.account import SIGNED_OUT, signed_in
 from agent_chat.state.base import AppState
 from agent_chat.state.sidebar import SidebarState
 
@@ -105,6 +107,10 @@ def summary_row(record: SummaryRecord) -> SummaryRow:
     return SummaryRow(
         id=record.message_id, content=_cap(record.content), when=_when(record.created_at)
     )
+
+
+class _SignedOut(Exception):
+    """The tab's session ended: no memory is read or written for it."""
 
 
 class MemoryState(AppState):
@@ -203,7 +209,11 @@ class MemoryState(AppState):
         long_term: dict[str, Any] | None = None
         long_term_error = ""
         try:
-            long_term = await svc.bridge.get_memory()
+            user_id = await self._user_id()
+            await svc.runs.shared_memory.ensure()  # an old install's memory: its admin's
+            long_term = await svc.bridge.get_memory(user_id=user_id)
+        except _SignedOut:
+            long_term_error = SIGNED_OUT
         except BridgeError as exc:
             long_term_error = (
                 f"{exc.message} Long-term memory lives in the agent service, so it cannot be "
@@ -265,6 +275,13 @@ class MemoryState(AppState):
 
     # ---- long-term memory --------------------------------------------------------------
 
+    async def _user_id(self) -> int:
+        """Whose long-term memory the drawer shows: the signed-in person's, always."""
+        user = await signed_in(self)
+        if user is None:
+            raise _SignedOut
+        return user.user_id
+
     @rx.event
     def discard_edits(self) -> None:
         """Back to the texts last read from the agent service."""
@@ -298,7 +315,10 @@ class MemoryState(AppState):
             memory, user = self.memory_text, self.user_text
         message, ok, saved = "", False, None
         try:
-            saved = await self.svc().bridge.put_memory(memory=memory, user=user)
+            user_id = await self._user_id()
+            saved = await self.svc().bridge.put_memory(user_id=user_id, memory=memory, user=user)
+        except _SignedOut:
+            message = f"Not saved: {SIGNED_OUT} Copy your text first."
         except BridgeUnavailable as exc:
             message = (
                 f"Not saved: {exc.message} Your text is still here; save again when the "
@@ -311,7 +331,7 @@ class MemoryState(AppState):
                 message = f"Not saved: the agent service answered: {exc.message}"
         else:
             ok = True
-            message = "Saved. New runs of every conversation will see it."
+            message = "Saved. New runs of every conversation of yours will see it."
         async with self:
             self.saving = False
             self.save_ok = ok

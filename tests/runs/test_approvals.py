@@ -62,7 +62,7 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
     first = await make_manager(bridge.base_url, tool_profiles=PROFILES)
     chat = new_chat(storage)
     (workspaces / chat / "victim").mkdir(parents=True)
-    started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace")
+    started = await first.send(user_id=1, session_uuid=chat, text=RM, tool_profile="workspace")
     answer_id = started.assistant_message_id
     await wait_for(lambda: _open(storage, answer_id) is not None)
     pause = _open(storage, answer_id)
@@ -111,7 +111,7 @@ async def test_a_bridge_restart_abandons_a_pending_approval(
     old = _bridge(start_bridge, workspaces)
     first = await make_manager(old.base_url, tool_profiles=PROFILES)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace")
+    started = await first.send(user_id=1, session_uuid=chat, text=RM, tool_profile="workspace")
     await wait_for(lambda: _open(storage, started.assistant_message_id) is not None)
     await first.close()
     new = _bridge(start_bridge, workspaces)  # knows no runs
@@ -132,17 +132,21 @@ async def test_the_profile_is_kept_per_conversation_and_a_disabled_one_is_refuse
     bridge = _bridge(start_bridge, workspaces)
     manager = await make_manager(bridge.base_url, tool_profiles=PROFILES)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="hello", tool_profile="workspace")
+    started = await manager.send(
+        user_id=1, session_uuid=chat, text="hello", tool_profile="workspace"
+    )
     await run_to_end(manager, started.run_id)
     # The next message without a choice keeps the conversation's profile.
-    again = await manager.send(session_uuid=chat, text="again")
+    again = await manager.send(user_id=1, session_uuid=chat, text="again")
     await run_to_end(manager, again.run_id)
     assert message(storage, again.assistant_message_id).tool_profile == "workspace"
 
     chat_only = await make_manager(bridge.base_url, tool_profiles=("chat",))
     with pytest.raises(RunRefused, match="not enabled"):
-        await chat_only.send(session_uuid=new_chat(storage), text="hi", tool_profile="workspace")
+        await chat_only.send(
+            user_id=1, session_uuid=new_chat(storage), text="hi", tool_profile="workspace"
+        )
     # A conversation whose profile the operator disabled since falls back to Chat.
-    later = await chat_only.send(session_uuid=chat, text="and now")
+    later = await chat_only.send(user_id=1, session_uuid=chat, text="and now")
     await run_to_end(chat_only, later.run_id)
     assert message(storage, later.assistant_message_id).tool_profile == "chat"

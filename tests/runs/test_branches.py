@@ -52,7 +52,7 @@ def context_of(fake: RunningFakeModel, text: str) -> list[tuple[str, str]]:
 
 
 async def ask(manager, storage: Storage, session_uuid: str, text: str) -> ChatMessage:
-    started = await manager.send(session_uuid=session_uuid, text=text)
+    started = await manager.send(user_id=1, session_uuid=session_uuid, text=text)
     return await finished(storage, started.assistant_message_id)
 
 
@@ -74,7 +74,9 @@ async def test_regenerate_adds_a_version_and_keeps_the_old_one(
     before = len(all_messages(storage, session_uuid))
     old_answer = chat_messages(storage, session_uuid)[-1]
 
-    started = await manager.regenerate(session_uuid=session_uuid, message_id=old_answer.id)
+    started = await manager.regenerate(
+        user_id=1, session_uuid=session_uuid, message_id=old_answer.id
+    )
     new_answer = await finished(storage, started.assistant_message_id)
     assert new_answer.parent_id == old_answer.parent_id
     assert new_answer.branch_order == old_answer.branch_order + 1
@@ -86,7 +88,7 @@ async def test_regenerate_adds_a_version_and_keeps_the_old_one(
         ("user", "second question"),
     ]
     # Regenerating the regenerated answer gives a third version.
-    third = await manager.regenerate(session_uuid=session_uuid, message_id=new_answer.id)
+    third = await manager.regenerate(user_id=1, session_uuid=session_uuid, message_id=new_answer.id)
     await finished(storage, third.assistant_message_id)
     group = storage.call_sync(messages.siblings, message_id=old_answer.id)
     assert [m.id for m in group] == [old_answer.id, new_answer.id, third.assistant_message_id]
@@ -101,7 +103,10 @@ async def test_edit_of_the_first_message_starts_a_new_root_without_history(
     manager, session_uuid = chat_with_two_turns
     old_branch = chat_messages(storage, session_uuid)
     started = await manager.edit(
-        session_uuid=session_uuid, message_id=old_branch[0].id, text="a better first question"
+        user_id=1,
+        session_uuid=session_uuid,
+        message_id=old_branch[0].id,
+        text="a better first question",
     )
     answer = await finished(storage, started.assistant_message_id)
     assert answer.content == "Echo: a better first question"
@@ -128,7 +133,7 @@ async def test_edit_in_the_middle_sends_only_the_branch_above_it(
     manager, session_uuid = chat_with_two_turns
     second_question = chat_messages(storage, session_uuid)[2]
     started = await manager.edit(
-        session_uuid=session_uuid, message_id=second_question.id, text="recall please"
+        user_id=1, session_uuid=session_uuid, message_id=second_question.id, text="recall please"
     )
     answer = await finished(storage, started.assistant_message_id)
     assert answer.content == "Earlier you said: first question"
@@ -168,11 +173,11 @@ async def test_regenerate_edit_and_reset_are_refused_while_the_session_runs(
 ) -> None:
     manager, session_uuid = chat_with_two_turns
     branch = chat_messages(storage, session_uuid)
-    running = await manager.send(session_uuid=session_uuid, text="slow please")
+    running = await manager.send(user_id=1, session_uuid=session_uuid, text="slow please")
     with pytest.raises(RunRefused, match="still running"):
-        await manager.regenerate(session_uuid=session_uuid, message_id=branch[-1].id)
+        await manager.regenerate(user_id=1, session_uuid=session_uuid, message_id=branch[-1].id)
     with pytest.raises(RunRefused, match="still running"):
-        await manager.edit(session_uuid=session_uuid, message_id=branch[0].id, text="x")
+        await manager.edit(user_id=1, session_uuid=session_uuid, message_id=branch[0].id, text="x")
     with pytest.raises(RunRefused, match="stop it"):
         await manager.reset(session_uuid=session_uuid)
     await manager.stop(running.run_id)
@@ -186,6 +191,6 @@ async def test_regenerate_refuses_a_message_of_another_session(
     answer = chat_messages(storage, session_uuid)[-1]
     other = new_chat(storage)
     with pytest.raises(RunRefused, match="not part of this conversation"):
-        await manager.regenerate(session_uuid=other, message_id=answer.id)
+        await manager.regenerate(user_id=1, session_uuid=other, message_id=answer.id)
     with pytest.raises(RunRefused, match="not part of this conversation"):
-        await manager.edit(session_uuid=session_uuid, message_id=answer.id, text="x")
+        await manager.edit(user_id=1, session_uuid=session_uuid, message_id=answer.id, text="x")

@@ -50,7 +50,9 @@ async def test_compaction_is_stored_as_a_summary_that_later_runs_start_from(
     session_uuid = new_chat(storage)
     storage.call_sync(long_history, session_uuid=session_uuid)
 
-    started = await manager.send(session_uuid=session_uuid, text="hello after a long talk")
+    started = await manager.send(
+        user_id=1, session_uuid=session_uuid, text="hello after a long talk"
+    )
     answer = await finished(storage, started.assistant_message_id, timeout=60)
     assert answer.status == "SUCCESS"
     assert answer.content == "Echo: hello after a long talk"
@@ -64,7 +66,7 @@ async def test_compaction_is_stored_as_a_summary_that_later_runs_start_from(
     # The next run starts from the summary, then the turn it was made in; the 20 old turns
     # are not sent again.
     fake_model.reset()
-    started = await manager.send(session_uuid=session_uuid, text="recall the start")
+    started = await manager.send(user_id=1, session_uuid=session_uuid, text="recall the start")
     second = await finished(storage, started.assistant_message_id, timeout=60)
     assert second.content.startswith("Earlier you said: [Summary of the earlier conversation]")
     sent = [

@@ -41,7 +41,7 @@ async def test_send_completes_with_the_answer_usage_title_and_every_event_logged
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     text = "Hello\nthere, this is the first message of the chat"
-    started = await manager.send(session_uuid=chat, text=text)
+    started = await manager.send(user_id=1, session_uuid=chat, text=text)
     live = await run_to_end(manager, started.run_id)
 
     answer = message(storage, started.assistant_message_id)
@@ -70,9 +70,9 @@ async def test_second_turn_sends_the_first_as_history(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    first = await manager.send(session_uuid=chat, text="My name is Ada")
+    first = await manager.send(user_id=1, session_uuid=chat, text="My name is Ada")
     await run_to_end(manager, first.run_id)
-    second = await manager.send(session_uuid=chat, text="Do you recall?")
+    second = await manager.send(user_id=1, session_uuid=chat, text="Do you recall?")
     await run_to_end(manager, second.run_id)
 
     assert message(storage, second.assistant_message_id).content == (
@@ -97,7 +97,7 @@ async def test_an_empty_message_is_refused_and_nothing_is_stored(
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     with pytest.raises(RunRefused, match="empty"):
-        await manager.send(session_uuid=chat, text=text)
+        await manager.send(user_id=1, session_uuid=chat, text=text)
     assert chat_messages(storage, chat) == []
 
 
@@ -107,10 +107,12 @@ async def test_an_oversized_message_is_refused_naming_the_limit(
     manager = await make_manager(bridge.base_url, max_message_chars=1000)
     chat = new_chat(storage)
     with pytest.raises(RunRefused) as excinfo:
-        await manager.send(session_uuid=chat, text="x" * 1001)
+        await manager.send(user_id=1, session_uuid=chat, text="x" * 1001)
     assert "1,000" in str(excinfo.value) and "1,001" in str(excinfo.value)
     assert chat_messages(storage, chat) == []
-    started = await manager.send(session_uuid=chat, text="y" * 1000)  # at the limit is fine
+    started = await manager.send(
+        user_id=1, session_uuid=chat, text="y" * 1000
+    )  # at the limit is fine
     await run_to_end(manager, started.run_id)
 
 
@@ -119,9 +121,9 @@ async def test_a_second_send_while_the_session_runs_is_refused(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="ask me something")
+    started = await manager.send(user_id=1, session_uuid=chat, text="ask me something")
     with pytest.raises(RunRefused, match="still running"):
-        await manager.send(session_uuid=chat, text="and another thing")
+        await manager.send(user_id=1, session_uuid=chat, text="and another thing")
     assert len(chat_messages(storage, chat)) == 2
     await manager.stop(started.run_id)
     await run_to_end(manager, started.run_id)
@@ -133,13 +135,15 @@ async def test_the_global_cap_refuses_a_run_in_another_session(
 ) -> None:
     manager = await make_manager(bridge.base_url, max_active_runs=1)
     busy, other = new_chat(storage), new_chat(storage)
-    started = await manager.send(session_uuid=busy, text="slow please")
+    started = await manager.send(user_id=1, session_uuid=busy, text="slow please")
     with pytest.raises(RunRefused, match="limit is 1"):
-        await manager.send(session_uuid=other, text="hello")
+        await manager.send(user_id=1, session_uuid=other, text="hello")
     assert chat_messages(storage, other) == []
     await manager.stop(started.run_id)
     await run_to_end(manager, started.run_id)
-    again = await manager.send(session_uuid=other, text="hello")  # the slot is free again
+    again = await manager.send(
+        user_id=1, session_uuid=other, text="hello"
+    )  # the slot is free again
     await run_to_end(manager, again.run_id)
     assert message(storage, again.assistant_message_id).status == SUCCESS
 
@@ -149,9 +153,9 @@ async def test_a_run_waiting_for_an_answer_does_not_count_toward_the_cap(
 ) -> None:
     manager = await make_manager(bridge.base_url, max_active_runs=1)
     waiting, other = new_chat(storage), new_chat(storage)
-    asked = await manager.send(session_uuid=waiting, text="ask me")
+    asked = await manager.send(user_id=1, session_uuid=waiting, text="ask me")
     await wait_for(lambda: manager.live(asked.run_id).view.state == "waiting_input")
-    started = await manager.send(session_uuid=other, text="hello")
+    started = await manager.send(user_id=1, session_uuid=other, text="hello")
     await run_to_end(manager, started.run_id)
     await manager.stop(asked.run_id)
     await run_to_end(manager, asked.run_id)
@@ -163,7 +167,7 @@ async def test_an_unknown_session_is_refused(
     manager = await make_manager(bridge.base_url)
     for session_uuid in ("00000000-0000-0000-0000-000000000000", "not-a-uuid"):
         with pytest.raises(RunRefused, match="does not exist"):
-            await manager.send(session_uuid=session_uuid, text="hello")
+            await manager.send(user_id=1, session_uuid=session_uuid, text="hello")
     assert manager.session_states() == {}
 
 
@@ -173,7 +177,7 @@ async def test_no_model_configured_is_refused(
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     with pytest.raises(RunRefused, match="No model"):
-        await manager.send(session_uuid=chat, text="hello")
+        await manager.send(user_id=1, session_uuid=chat, text="hello")
     assert chat_messages(storage, chat) == []
     assert storage.call_sync(model_configs.list_models) == []
 
@@ -184,7 +188,7 @@ async def test_bridge_down_at_send_fails_the_answer_and_keeps_the_question(
     url = f"http://127.0.0.1:{free_port()}"
     manager = await make_manager(url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="hello")
+    started = await manager.send(user_id=1, session_uuid=chat, text="hello")
     answer = message(storage, started.assistant_message_id)
     assert answer.status == FAILED
     assert "not reachable" in answer.error and url in answer.error
@@ -201,7 +205,7 @@ async def test_a_question_is_recorded_answered_and_the_run_completes(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="ask me")
+    started = await manager.send(user_id=1, session_uuid=chat, text="ask me")
     answer_id = started.assistant_message_id
 
     def open_pause() -> Any:
@@ -245,7 +249,7 @@ async def test_stop_during_a_slow_run_keeps_the_partial_answer(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="slow please")
+    started = await manager.send(user_id=1, session_uuid=chat, text="slow please")
     live = manager.live(started.run_id)
     await wait_for(lambda: "word3 " in live.view.answer)
     await manager.stop(started.run_id)
@@ -264,7 +268,7 @@ async def test_stop_during_a_question_abandons_it(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="ask me")
+    started = await manager.send(user_id=1, session_uuid=chat, text="ask me")
     answer_id = started.assistant_message_id
     await wait_for(lambda: storage.call_sync(pauses.open_pause, message_id=answer_id))
     await manager.stop(started.run_id)
@@ -281,7 +285,7 @@ async def test_a_restarted_app_reattaches_and_loses_no_event(
 ) -> None:
     first = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text="long 60 delay=0.05")
+    started = await first.send(user_id=1, session_uuid=chat, text="long 60 delay=0.05")
     live = first.live(started.run_id)
     await wait_for(lambda: "word5 " in live.view.answer)
     await first.close()  # the app stops; the run goes on in the bridge
@@ -309,7 +313,7 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
     old_bridge = start_bridge(keepalive_interval_s=0.5)
     first = await make_manager(old_bridge.base_url)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text="slow please")
+    started = await first.send(user_id=1, session_uuid=chat, text="slow please")
     live = first.live(started.run_id)
     await wait_for(lambda: "word3 " in live.view.answer)
     await first.close()
@@ -343,7 +347,7 @@ async def test_reattaching_to_a_run_whose_end_is_already_logged_finishes_it(
     # finalised: the log already holds the whole run and the bridge has nothing newer.
     first = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await first.send(session_uuid=chat, text="hello")
+    started = await first.send(user_id=1, session_uuid=chat, text="hello")
     live = await run_to_end(first, started.run_id)
     storage.call_sync(
         messages.finish_message,
@@ -366,7 +370,7 @@ async def test_messages_are_in_the_right_roles(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="think about it")
+    started = await manager.send(user_id=1, session_uuid=chat, text="think about it")
     live = await run_to_end(manager, started.run_id)
     branch = chat_messages(storage, chat)
     assert [m.role for m in branch] == [MessageRole.USER.value, MessageRole.ASSISTANT.value]

@@ -37,7 +37,7 @@ async def _fails_then_recovers(
 ) -> None:
     chat = new_chat(storage)
     text = "hi there"
-    started = await manager.send(session_uuid=chat, text=text, model_id=faulty_model)
+    started = await manager.send(user_id=1, session_uuid=chat, text=text, model_id=faulty_model)
     answer = await finished(storage, started.assistant_message_id)
     assert (answer.status, answer.error) == (FAILED, error)
     assert answer.completed_at is not None
@@ -47,7 +47,9 @@ async def _fails_then_recovers(
     assert (question.content, question.status) == (text, "SENT")
     assert manager.live_for_session(chat) is None
 
-    again = await manager.send(session_uuid=chat, text="hello again", model_id=healthy_model)
+    again = await manager.send(
+        user_id=1, session_uuid=chat, text="hello again", model_id=healthy_model
+    )
     reply = await finished(storage, again.assistant_message_id)
     assert (reply.status, reply.error) == ("SUCCESS", None)
     assert reply.content.endswith("hello again")
@@ -116,11 +118,11 @@ async def test_a_run_that_goes_quiet_is_failed_by_the_bridge_watchdog(
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     # Build the session's agent under the default timeout (that takes a second or more).
-    warm = await manager.send(session_uuid=chat, text="hello")
+    warm = await manager.send(user_id=1, session_uuid=chat, text="hello")
     assert (await finished(storage, warm.assistant_message_id)).status == "SUCCESS"
 
     registry.idle_timeout_s = 1.0
-    started = await manager.send(session_uuid=chat, text="slowfirst=5 hi")
+    started = await manager.send(user_id=1, session_uuid=chat, text="slowfirst=5 hi")
     answer = await finished(storage, started.assistant_message_id, timeout=4.0)
     error = "No answer from the model for 1 second; the run was stopped."
     assert (answer.status, answer.error) == (FAILED, error)
@@ -128,7 +130,7 @@ async def test_a_run_that_goes_quiet_is_failed_by_the_bridge_watchdog(
     assert message(storage, started.user_message_id).status == "SENT"
 
     registry.idle_timeout_s = 600.0
-    again = await manager.send(session_uuid=chat, text="hello again")
+    again = await manager.send(user_id=1, session_uuid=chat, text="hello again")
     reply = await finished(storage, again.assistant_message_id)
     assert (reply.status, reply.error) == ("SUCCESS", None)
 
@@ -143,9 +145,13 @@ async def test_after_a_failed_answer_the_model_gets_the_branch_as_shown(
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     faulty = _faulty_model(storage, fake_model, "error401")
-    failed = await manager.send(session_uuid=chat, text="first question", model_id=faulty)
+    failed = await manager.send(
+        user_id=1, session_uuid=chat, text="first question", model_id=faulty
+    )
     await finished(storage, failed.assistant_message_id)
-    again = await manager.send(session_uuid=chat, text="second question", model_id=fake_model_row)
+    again = await manager.send(
+        user_id=1, session_uuid=chat, text="second question", model_id=fake_model_row
+    )
     await finished(storage, again.assistant_message_id)
     turns = [
         (m["role"], m["content"])
@@ -165,7 +171,7 @@ async def test_a_runs_step_limit_ends_it_failed_with_the_reason(
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     steps = "\n".join(["plan twice", *['CALL todo {"todos": [], "merge": true}'] * 3])
-    started = await manager.send(session_uuid=chat, text=steps, max_iterations=1)
+    started = await manager.send(user_id=1, session_uuid=chat, text=steps, max_iterations=1)
     answer = await finished(storage, started.assistant_message_id)
     assert answer.status == FAILED
     assert answer.error == "The agent reached its step limit before a final answer."

@@ -30,7 +30,7 @@ async def test_two_runs_in_different_sessions_interleave_without_crossing(
         new_chat(storage): "omega nine ten eleven twelve thirteen fourteen delay=0.03",
     }
     started = await asyncio.gather(
-        *(manager.send(session_uuid=uuid, text=text) for uuid, text in texts.items())
+        *(manager.send(user_id=1, session_uuid=uuid, text=text) for uuid, text in texts.items())
     )
     assert len({s.run_id for s in started}) == 2
     both_live = [manager.live(s.run_id) for s in started]
@@ -53,7 +53,9 @@ async def test_bridge_killed_mid_run_fails_the_answer_keeps_its_logs_and_the_ses
     try:
         manager = await make_manager(url)  # reconnects for 2 s, then gives up
         session_uuid = new_chat(storage)
-        started = await manager.send(session_uuid=session_uuid, text="long 400 delay=0.02")
+        started = await manager.send(
+            user_id=1, session_uuid=session_uuid, text="long 400 delay=0.02"
+        )
         live = manager.live(started.run_id)
         deadline = asyncio.get_running_loop().time() + 30
         while live.view.answer.count("word") < 20:

@@ -23,9 +23,9 @@ async def test_queued_messages_go_in_order_when_the_run_ends(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="long 30 delay=0.05")
-    assert await manager.queue(session_uuid=chat, text="then this") is None
-    assert await manager.queue(session_uuid=chat, text="and this") is None
+    started = await manager.send(user_id=1, session_uuid=chat, text="long 30 delay=0.05")
+    assert await manager.queue(user_id=1, session_uuid=chat, text="then this") is None
+    assert await manager.queue(user_id=1, session_uuid=chat, text="and this") is None
     assert _queued(storage, chat) == ["then this", "and this"]
     await run_to_end(manager, started.run_id)
     await wait_for(lambda: _texts(storage, chat)[-1:] == ["and this"], timeout=60)
@@ -40,12 +40,12 @@ async def test_a_stop_holds_the_queue_and_an_idle_conversation_sends_at_once(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="long 200 delay=0.05")
-    await manager.queue(session_uuid=chat, text="held")
+    started = await manager.send(user_id=1, session_uuid=chat, text="long 200 delay=0.05")
+    await manager.queue(user_id=1, session_uuid=chat, text="held")
     await manager.stop(started.run_id)
     await run_to_end(manager, started.run_id)
     assert _queued(storage, chat) == ["held"]  # the person took control: nothing sent
-    sent = await manager.queue(session_uuid=chat, text="now")
+    sent = await manager.queue(user_id=1, session_uuid=chat, text="now")
     assert sent is not None  # nothing runs: the first queued one goes at once
     await run_to_end(manager, sent.run_id)
     assert _texts(storage, chat)[-1] == "held"
@@ -60,7 +60,7 @@ async def test_guidance_reaches_the_working_agent(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
-    started = await manager.send(session_uuid=chat, text="ask me")
+    started = await manager.send(user_id=1, session_uuid=chat, text="ask me")
     live = manager.live(started.run_id)
     await wait_for(lambda: live.view.clarify is not None)
     await manager.steer(started.run_id, "Pick the warmest one.")

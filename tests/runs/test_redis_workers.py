@@ -62,7 +62,7 @@ async def test_a_reader_on_another_worker_follows_the_run_once(
 ) -> None:
     one = await make_worker(bridge.base_url)
     two = await make_worker(bridge.base_url)
-    started = await one.send(session_uuid=new_chat(storage), text="long 60 delay=0.01")
+    started = await one.send(user_id=1, session_uuid=new_chat(storage), text="long 60 delay=0.01")
     events = await _read_all(two.subscribe(started.run_id))
     # The end comes after the outcome is stored, whichever worker reads.
     assert message(storage, started.assistant_message_id).status == MessageStatus.SUCCESS
@@ -89,7 +89,7 @@ async def test_conversation_changes_reach_every_worker(
     chat = new_chat(storage)
     changes = two.session_changes()
     try:
-        started = await one.send(session_uuid=chat, text="ask me")
+        started = await one.send(user_id=1, session_uuid=chat, text="ask me")
         seen = []
         while len(seen) < 2:
             change = await changes.next(timeout=30)
@@ -112,7 +112,7 @@ async def test_exactly_one_worker_consumes_a_run(
 ) -> None:
     one = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
     two = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
-    started = await one.send(session_uuid=new_chat(storage), text="long 400 delay=0.02")
+    started = await one.send(user_id=1, session_uuid=new_chat(storage), text="long 400 delay=0.02")
     await asyncio.sleep(3 * LEASE_S)  # renewed meanwhile: never free for a takeover
     await two.takeover.check()
     three = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)  # starts re-attaching
@@ -141,7 +141,7 @@ async def test_a_run_whose_lease_is_lost_is_given_up_and_taken_over(
     doubled, in the log or for a reader."""
     one = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
     two = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
-    started = await one.send(session_uuid=new_chat(storage), text="long 150 delay=0.02")
+    started = await one.send(user_id=1, session_uuid=new_chat(storage), text="long 150 delay=0.02")
     reader = asyncio.create_task(_read_all(two.subscribe(started.run_id)))
     await wait_for(lambda: len(stored_seqs(storage, started.assistant_message_id)) > 5)
     key = one.leases.leases.key(started.run_id)

@@ -54,7 +54,7 @@ async def test_a_locked_database_delays_but_loses_no_event_and_no_answer(
 ) -> None:
     manager = await make_manager(bridge.base_url)
     session_uuid = new_chat(storage)
-    started = await manager.send(session_uuid=session_uuid, text="long 150 delay=0.02")
+    started = await manager.send(user_id=1, session_uuid=session_uuid, text="long 150 delay=0.02")
     live = manager.live(started.run_id)
     await wait_for(lambda: live.view.answer.count("word") >= 10)
     # Longer than SQLite's busy timeout (5 s): writes fail, then must be retried.

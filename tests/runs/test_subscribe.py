@@ -41,7 +41,7 @@ async def test_readers_that_join_early_late_or_after_the_end_see_the_same_run(
     bridge: RunningBridge, storage: Storage, fake_model_row: int, make_bus_manager: MakeManager
 ) -> None:
     manager = await make_bus_manager(bridge.base_url)
-    started = await manager.send(session_uuid=_new_chat(storage), text="slow please")
+    started = await manager.send(user_id=1, session_uuid=_new_chat(storage), text="slow please")
     early = asyncio.create_task(_read_all(manager.subscribe(started.run_id)))
     live = manager.live(started.run_id)
     async for event in manager.subscribe(started.run_id):  # until the third word is in
@@ -72,7 +72,7 @@ async def test_session_changes_report_running_waiting_and_the_end(
     chat = _new_chat(storage)
     changes = manager.session_changes()
     try:
-        started = await manager.send(session_uuid=chat, text="ask me")
+        started = await manager.send(user_id=1, session_uuid=chat, text="ask me")
         seen = []
         while len(seen) < 2:
             change = await changes.next(timeout=30)

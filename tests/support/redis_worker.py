@@ -33,7 +33,7 @@ async def main(db_url: str, bridge_url: str, redis_url: str, prefix: str, chat: 
     client = BridgeClient(bridge_url, reconnect_for=2.0)
     manager = RunManager(settings=settings, storage=storage, client=client, bus=bus, leases=leases)
     await manager.start()
-    started = await manager.send(session_uuid=chat, text=text)
+    started = await manager.send(user_id=1, session_uuid=chat, text=text)
     line = {"run_id": started.run_id, "message_id": started.assistant_message_id}
     print(json.dumps({**line, "owner": leases.owner}), flush=True)
     await asyncio.Event().wait()  # consume until killed

@@ -62,7 +62,7 @@ async def one_run(
 ) -> Outcome:
     """Send `text_` in the conversation, drive it as its kind wants (answer the question,
     stop it once it streams), and wait for its end: its stored status and last seq."""
-    started = await manager.send(session_uuid=session_uuid, text=text_)
+    started = await manager.send(user_id=1, session_uuid=session_uuid, text=text_)
     live = manager.live(started.run_id)
     assert live is not None
     answer_id = started.assistant_message_id

@@ -164,13 +164,14 @@ class Stack:
 
     def reset(self, timeout: float = 30) -> None:
         """Back to an empty app: runs still going stopped and finished, every conversation and
-        model deleted, long-term memory emptied, the fake model's request log cleared. The
-        accounts and their sessions stay (the signed-in administrator with them)."""
+        model deleted, every person's long-term memory emptied, the fake model's request log
+        cleared. The accounts and their sessions stay (the signed-in administrator with
+        them)."""
         from sqlmodel import SQLModel, col, select
 
         import agent_chat.db.models  # noqa: F401  (registers the tables)
         from agent_chat.db.engine import make_engine
-        from agent_chat.db.models import ChatMessage
+        from agent_chat.db.models import AppUser, ChatMessage
 
         self.ensure_running()
         engine = make_engine(self.db_url)
@@ -192,10 +193,18 @@ class Stack:
                 for table in reversed(SQLModel.metadata.sorted_tables):
                     if table.name not in KEPT_BY_RESET:
                         connection.execute(table.delete())
+            with engine.connect() as connection:
+                people = list(connection.execute(select(AppUser.id)).scalars())
         finally:
             engine.dispose()
-        reply = httpx.put(f"{self.bridge_url}/memory", json={"memory": "", "user": ""}, timeout=10)
-        reply.raise_for_status()
+        for user_id in people:  # hermes keeps a memory per person (bridge/homes.py)
+            reply = httpx.put(
+                f"{self.bridge_url}/memory",
+                params={"user": user_id},
+                json={"memory": "", "user": ""},
+                timeout=10,
+            )
+            reply.raise_for_status()
         self.fake.reset()
 
 
