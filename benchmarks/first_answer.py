@@ -113,7 +113,10 @@ def stop(process: subprocess.Popen) -> None:
 
 def prepare(client: httpx.Client, fake, session: str) -> bool:
     model = {"base_url": fake.base_url, "model": "fake-model"}
-    return client.post(f"/sessions/{session}/prepare", json={"user": 1, "model": model}).status_code == 202
+    return (
+        client.post(f"/sessions/{session}/prepare", json={"user": 1, "model": model}).status_code
+        == 202
+    )
 
 
 def one_round(root: Path, fake, settle: float, prepare_wait: float = 2.0) -> dict[str, float]:
