@@ -36,9 +36,27 @@ MEMORY_FILES = ("MEMORY.md", "USER.md")
 # Written once the shared, pre-accounts memory was handed to a person (`claim_shared`).
 CLAIMED_MARKER = ".claimed"
 
+# hermes modules that fix a path below the home when they are first imported (module
+# constants: run_agent's log setup and `.env`, state.db, auth.json, skills, checkpoints,
+# background processes). Imported in the shared home before any person's home is entered:
+# imported first inside one, they would send everyone to that person's files for good.
+IMPORT_TIME_HOME_MODULES = (
+    "run_agent",
+    "hermes_state",
+    "agent.auxiliary_client",
+    "tools.skills_tool",
+    "tools.skill_manager_tool",
+    "tools.skills_sync",
+    "tools.checkpoint_manager",
+    "tools.process_registry",
+)
+OPTIONAL_IMPORT_TIME_HOME_MODULES = ("tools.environments.singularity", "tools.environments.modal")
+
 _lock = threading.Lock()
 _claim_lock = threading.Lock()
+_import_lock = threading.Lock()
 _made: set[Path] = set()
+_imported = False
 
 
 class BadUser(ValueError):
@@ -85,11 +103,38 @@ def entered(root: Path, user_id: int) -> Iterator[Path]:
     from hermes_constants import reset_hermes_home_override, set_hermes_home_override
 
     home = user_home(root, user_id)
+    import_hermes_in_the_shared_home()
     token = set_hermes_home_override(str(home))
     try:
         yield home
     finally:
         reset_hermes_home_override(token)
+
+
+def import_hermes_in_the_shared_home() -> None:
+    """Import the IMPORT_TIME_HOME_MODULES with no person's home entered (once)."""
+    global _imported
+    if _imported:
+        return
+    import importlib
+
+    from hermes_constants import reset_hermes_home_override, set_hermes_home_override
+
+    with _import_lock:
+        if _imported:
+            return
+        token = set_hermes_home_override(None)  # the process's HERMES_HOME, whatever is set
+        try:
+            for name in IMPORT_TIME_HOME_MODULES:
+                importlib.import_module(name)
+            for name in OPTIONAL_IMPORT_TIME_HOME_MODULES:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # an optional backend hermes cannot load here
+                    logger.debug("hermes module %s not importable", name)
+        finally:
+            reset_hermes_home_override(token)
+        _imported = True
 
 
 def claim_shared(root: Path, user_id: int) -> dict[str, object]:

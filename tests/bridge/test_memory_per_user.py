@@ -6,7 +6,9 @@ to one person, once (`POST /memory/claim-shared`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -197,3 +199,71 @@ async def test_claiming_over_http_drops_the_persons_agents_and_shows_the_memory(
     assert claimed.status_code == 200 and claimed.json()["claimed"] is True
     assert shown["user"] == "Name: Grace" and other["user"] == ""
     assert twice.json() == {"claimed": False, "by": 5, "moved": []}
+
+
+async def test_session_search_keeps_its_state_db_in_the_persons_home(
+    start_bridge, fake_model: RunningFakeModel, hermes_home: Path
+) -> None:
+    # Only with an operator's AGENT_CHAT_TOOLSETS: hermes would use the shared state.db.
+    import sqlite3
+
+    bridge = start_bridge(extra_toolsets=("session_search",))
+    (user, _) = _ids()
+    conversation = str(uuid.uuid4())
+    search = 'CALL session_search {"query": "hello"}'  # hermes opens its session store
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        stream = await _turn(client, bridge, fake_model, search, conversation, user)
+    assert [e.data["tool"] for e in stream.of("tool_start")] == ["session_search"]
+    agent = bridge.app.state.pool.get(user, conversation)
+    assert "session_search" in agent.valid_tool_names
+    own = hermes_home / "users" / str(user) / "state.db"
+    assert agent._session_db.db_path == own and own.exists()
+
+    def sessions_in(path: Path) -> list[str]:
+        if not path.exists():
+            return []
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if "sessions" not in tables:  # made at import, never written
+                return []
+            return [row[0] for row in db.execute("SELECT id FROM sessions")]
+
+    assert conversation in sessions_in(own)
+    assert conversation not in sessions_in(hermes_home / "state.db")
+
+
+FIRST_IMPORT = """
+import json, sys
+from pathlib import Path
+from agent_chat.bridge.settings import BridgeSettings, prepare_hermes_home
+from agent_chat.bridge import homes
+root = Path(sys.argv[1])
+prepare_hermes_home(BridgeSettings(hermes_home=root))
+assert "run_agent" not in sys.modules and "hermes_state" not in sys.modules
+with homes.entered(root, 5):  # hermes imported for the first time inside a person's home
+    import hermes_state, run_agent
+    from tools import skill_manager_tool, checkpoint_manager
+print(json.dumps([str(p) for p in (
+    hermes_state.DEFAULT_DB_PATH.parent, run_agent._hermes_home,
+    skill_manager_tool.HERMES_HOME, checkpoint_manager.CHECKPOINT_BASE.parent,
+)]))
+"""
+
+
+def test_hermes_fixes_its_import_time_paths_in_the_shared_home(tmp_path: Path) -> None:
+    # A fresh process, as the bridge's first agent may well be a person's (a prepare racing
+    # the warm-up): the paths hermes fixes at import are still the shared home's.
+    import subprocess
+    import sys
+
+    root = tmp_path / "home"
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_IMPORT, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HERMES_HOME": str(root)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    paths = json.loads(done.stdout.strip().splitlines()[-1])
+    assert paths == [str(root)] * 4
