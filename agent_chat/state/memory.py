@@ -147,6 +147,10 @@ class MemoryState(AppState):
     save_ok: bool = False
 
     _load_gen: int = 0
+    # Whose long-term texts the boxes hold: a tab keeps its state across a sign-out and a
+    # sign-in as someone else, and one person's texts or unsaved edits must never be shown
+    # to, or saved for, the next.
+    _long_term_user: int = 0
     # The texts as the bridge last gave them: an edit that differs is unsaved and survives
     # closing and reopening the drawer.
     _stored_memory: str = ""
@@ -208,6 +212,7 @@ class MemoryState(AppState):
                 error = "The conversation's memory could not be read (see the app's log)."
         long_term: dict[str, Any] | None = None
         long_term_error = ""
+        user_id = 0
         try:
             user_id = await self._user_id()
             await svc.runs.shared_memory.ensure()  # an old install's memory: its admin's
@@ -226,6 +231,9 @@ class MemoryState(AppState):
             self.load_error = error
             self._show_snapshot(snapshot)
             self.long_term_error = long_term_error
+            if user_id != self._long_term_user:  # another person (or nobody) now
+                self._forget_long_term()
+                self._long_term_user = user_id
             if long_term is not None:
                 self._show_long_term(long_term, keep_edits=True)
 
@@ -282,6 +290,11 @@ class MemoryState(AppState):
             raise _SignedOut
         return user.user_id
 
+    def _forget_long_term(self) -> None:
+        self.memory_text = self.user_text = self._stored_memory = self._stored_user = ""
+        self.long_term_loaded = False
+        self.save_message = ""
+
     @rx.event
     def discard_edits(self) -> None:
         """Back to the texts last read from the agent service."""
@@ -312,10 +325,12 @@ class MemoryState(AppState):
     @rx.event(background=True)
     async def save_in_background(self):
         async with self:
-            memory, user = self.memory_text, self.user_text
+            memory, user, shown_for = self.memory_text, self.user_text, self._long_term_user
         message, ok, saved = "", False, None
         try:
             user_id = await self._user_id()
+            if user_id != shown_for:  # the texts were another person's
+                raise _SignedOut
             saved = await self.svc().bridge.put_memory(user_id=user_id, memory=memory, user=user)
         except _SignedOut:
             message = f"Not saved: {SIGNED_OUT} Copy your text first."

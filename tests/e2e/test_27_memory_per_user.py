@@ -108,3 +108,39 @@ def test_each_person_sees_and_edits_only_their_own_memory(
     _answered_chat(page, stack, "hello again from Ada")
     prompts = [_system_text(r) for r in stack.fake.requests()]
     assert any(A_FACT in p for p in prompts) and all(B_FACT not in p for p in prompts)
+
+
+def test_a_tab_signed_in_as_someone_else_never_shows_the_last_persons_memory(
+    browser, stack: Stack, request: pytest.FixtureRequest
+) -> None:
+    # A tab keeps its state across a sign-out and a sign-in (the same tab, the same Reflex
+    # client token): Cy's texts and unsaved edit must not reach Bea, shown or saved.
+    cy_id = ensure_member(stack.db_url, "cy", "cy-has-a-long-password")
+    b_id = ensure_member(stack.db_url, B_NAME, B_PASSWORD)
+    for user_id, text in ((cy_id, "Cy's saved note."), (b_id, B_FACT)):
+        httpx.put(
+            f"{stack.bridge_url}/memory", params={"user": user_id}, json={"user": text}
+        ).raise_for_status()
+    with fresh_page(browser, request) as tab:
+        _signed_in_as(tab, stack, "cy", "cy-has-a-long-password")
+        ensure_fake_model(tab, stack)
+        _answered_chat(tab, stack, "hello from Cy")
+        long_term = _long_term(tab)
+        box = long_term.get_by_test_id("memory-text-user")
+        expect(box).to_have_value("Cy's saved note.")
+        box.fill("Cy's unsaved secret edit.")
+        tab.get_by_test_id("memory-close").click()
+        expect(tab.get_by_test_id("signed-in-as")).not_to_have_text("")
+        tab.get_by_test_id("account-menu").click()
+        tab.get_by_test_id("logout").click()
+        expect(tab).to_have_url(f"{stack.url}/login")
+        tab.get_by_test_id("login-username").fill(B_NAME)
+        tab.get_by_test_id("login-password").fill(B_PASSWORD)
+        tab.get_by_test_id("login-submit").click()
+        expect(tab.get_by_test_id("signed-in-as")).to_contain_text("Bea")
+        tab.goto(f"{stack.url}/")  # the latest conversation
+        box = _long_term(tab).get_by_test_id("memory-text-user")
+        expect(box).to_have_value(B_FACT)
+        expect(tab.get_by_test_id("memory-save-message")).to_have_count(0)
+    assert _bridge_user_md(stack, cy_id) == "Cy's saved note."
+    assert _bridge_user_md(stack, b_id) == B_FACT
