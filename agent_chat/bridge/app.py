@@ -18,12 +18,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_chat.bridge.agent_factory import build_agent
 from agent_chat.bridge.approvals import always_allowed, revoke_always
-from agent_chat.bridge.homes import claim_shared, user_home
+from agent_chat.bridge.homes import claim_shared, home_path, user_home
 from agent_chat.bridge.memory import MemoryLimitError, memory_files
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.registry import RunRegistry
 from agent_chat.bridge.runs import Run, RunRejected
 from agent_chat.bridge.schemas import (
+    MAX_USER_ID,
     ClaimSharedMemory,
     ClarifyAnswer,
     MemoryUpdate,
@@ -252,11 +253,14 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
 
     # Whose memory: `?user=<id>`, a positive integer (422 when missing or not one).
     @app.get("/memory", dependencies=authed)
-    def get_memory(user: int = Query(gt=0)) -> dict[str, object]:
-        return memory_files(user_home(settings.hermes_home, user)).read()
+    def get_memory(user: int = Query(gt=0, le=MAX_USER_ID)) -> dict[str, object]:
+        # Read only: a home is made by the first write or run, not by looking.
+        return memory_files(home_path(settings.hermes_home, user)).read()
 
     @app.put("/memory", dependencies=authed)
-    def put_memory(body: MemoryUpdate, user: int = Query(gt=0)) -> dict[str, object]:
+    def put_memory(
+        body: MemoryUpdate, user: int = Query(gt=0, le=MAX_USER_ID)
+    ) -> dict[str, object]:
         try:
             result = memory_files(user_home(settings.hermes_home, user)).write(
                 {"memory": body.memory, "user": body.user}

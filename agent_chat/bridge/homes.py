@@ -65,7 +65,7 @@ class BadUser(ValueError):
 
 def check_user(user_id: object) -> int:
     """``user_id`` as a positive int, or BadUser (bool and strings are no user ids)."""
-    if isinstance(user_id, bool) or not isinstance(user_id, int) or user_id <= 0:
+    if isinstance(user_id, bool) or not isinstance(user_id, int) or not 0 < user_id < 2**63:
         raise BadUser(f"user must be a positive integer, got {user_id!r}")
     return user_id
 

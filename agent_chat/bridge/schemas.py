@@ -11,7 +11,8 @@ HERMES_MIN_CONTEXT = 64_000
 
 # The person a run or an agent is for (the app's `app_user.id`): their hermes home
 # (bridge/homes.py). A JSON integer above 0 only: no string, no path.
-UserId = Annotated[int, Field(gt=0, strict=True)]
+MAX_USER_ID = 2**63 - 1  # a database id (BIGINT); a longer number is no user
+UserId = Annotated[int, Field(gt=0, le=MAX_USER_ID, strict=True)]
 
 
 class ModelSpec(BaseModel):

@@ -122,7 +122,7 @@ async def test_editing_one_persons_memory_leaves_the_others_agents_pooled(
     assert pool.get(b, conversation) is not None
 
 
-@pytest.mark.parametrize("bad", [None, 0, -3, "7", "../../etc", 1.5, True, [1]])
+@pytest.mark.parametrize("bad", [None, 0, -3, "7", "../../etc", 1.5, True, [1], 10**80])
 async def test_a_missing_or_bad_user_in_a_body_is_422(
     bridge: RunningBridge, fake_model: RunningFakeModel, bad: object
 ) -> None:
@@ -142,7 +142,7 @@ async def test_a_missing_or_bad_user_in_a_body_is_422(
     assert bridge.app.state.registry.counts()["active_runs"] == 0
 
 
-@pytest.mark.parametrize("bad", [None, "0", "-3", "../../etc", "1.5", "abc", "true"])
+@pytest.mark.parametrize("bad", [None, "0", "-3", "../../etc", "1.5", "abc", "true", "9" * 300])
 async def test_a_missing_or_bad_user_in_the_memory_query_is_422(
     bridge: RunningBridge, hermes_home: Path, bad: str | None
 ) -> None:
