@@ -260,3 +260,15 @@ def ensure_first_admin(
     except ValidationFailed as exc:
         raise ValueError(f"AGENT_CHAT_ADMIN_USER/AGENT_CHAT_ADMIN_PASSWORD: {exc}") from exc
     return how
+
+
+def first_admin_id(*, session: Session) -> int | None:
+    """The first administrator (the oldest one): who inherits what an install from before
+    accounts kept for everyone, e.g. hermes' one shared memory."""
+    query = (
+        select(AppUser.id)
+        .where(AppUser.role == UserRole.ADMIN.value)
+        .order_by(AppUser.created_at, AppUser.id)  # type: ignore[arg-type]
+        .limit(1)
+    )
+    return session.exec(query).first()

@@ -32,6 +32,7 @@ from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange, SessionChang
 from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable, RunNotFound
 from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
+from agent_chat.runs.memory_handover import SharedMemoryHandover
 from agent_chat.runs.queueing import QueueAndPrepare, RunRefused, StartedRun
 from agent_chat.runs.replay import StoredReplay
 from agent_chat.runs.storage import Storage
@@ -67,6 +68,7 @@ class RunManager(QueueAndPrepare):
         self.leases = HeldLeases(leases or LocalLeases())  # one consumer per run
         self._runs: dict[str, LiveRun] = {}
         self._lock = asyncio.Lock()
+        self.shared_memory = SharedMemoryHandover(storage=storage, client=client)
         self.consumer = Consumer(
             storage=storage,
             client=client,
@@ -241,6 +243,7 @@ class RunManager(QueueAndPrepare):
             raise RunRefused(str(exc)) from exc
 
     async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
+        await self.shared_memory.ensure()  # a pre-accounts memory goes to the first admin
         async with self._lock:
             if self._live_for(plan.session_uuid, plan.owner_id):
                 raise RunRefused(
@@ -288,6 +291,7 @@ class RunManager(QueueAndPrepare):
         started = StartedRun(run_id, prepared.question_id, prepared.assistant_id)
         try:
             await self.client.start_run(
+                user_id=plan.owner_id,  # the agent works in its owner's hermes home (memory)
                 session_id=prepared.hermes_session,
                 message=prepared.text,
                 history=prepared.history,

@@ -75,6 +75,7 @@ class QueueAndPrepare:
         tool_profile: str | None,
         draft_hermes_session: str | None,
     ) -> None:
+        await self.shared_memory.ensure()  # type: ignore[attr-defined]
         try:
             target = await self.storage.call(
                 turns.agent_target,
@@ -85,8 +86,11 @@ class QueueAndPrepare:
                 enabled_profiles=self.settings.tool_profiles,
                 draft_hermes_session=draft_hermes_session,
             )
-            await self.client.prepare(
-                target.hermes_session, bridge_model(target.model), target.tool_profile
+            await self.client.prepare(  # in the owner's hermes home (the owner acts here)
+                target.hermes_session,
+                bridge_model(target.model),
+                target.tool_profile,
+                user_id=user_id,
             )
         except (turns.Refused, BridgeError, SQLAlchemyError) as exc:
             log.debug("preparing the agent of %s skipped: %s", session_uuid, exc)

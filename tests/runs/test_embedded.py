@@ -49,7 +49,9 @@ def model(fake: RunningFakeModel) -> dict[str, str]:
 
 async def start(client: BridgeClient, fake: RunningFakeModel, text: str) -> str:
     session = f"embedded-{uuid.uuid4().hex[:8]}"
-    return await client.start_run(session_id=session, message=text, history=[], model=model(fake))
+    return await client.start_run(
+        user_id=1, session_id=session, message=text, history=[], model=model(fake)
+    )
 
 
 async def test_events_stream_while_the_run_waits_and_replay_after_last_event_id(
@@ -106,10 +108,10 @@ async def test_the_token_is_random_per_process_and_checked(hermes_home: Path) ->
     try:
         assert (await good.health())["status"] == "ok"
         assert await good.always_allowed() == []
-        assert set(await good.get_memory()) >= {"memory", "user"}
+        assert set(await good.get_memory(user_id=1)) >= {"memory", "user"}
         for client in (wrong, none):
             with pytest.raises(BridgeError) as caught:
-                await client.get_memory()
+                await client.get_memory(user_id=1)
             assert caught.value.status_code == 401
     finally:
         for client in (good, wrong, none):
