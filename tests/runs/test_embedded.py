@@ -29,6 +29,7 @@ from agent_chat.services import start_services, stop_services
 from tests.fakes.model_server import RunningFakeModel
 from tests.support import runs
 from tests.support.processes import ROOT
+from tests.support.users import default_owner
 
 MODEL_OF = {"model": "fake-model"}
 
@@ -192,7 +193,10 @@ async def test_services_run_the_bridge_and_a_restart_fails_the_running_answer(
         assert svc.embedded is not None and svc.bridge_watch.hint == EMBEDDED_HINT
         assert await svc.bridge_watch.check()
         chat = runs.new_chat(storage)
-        started = await svc.runs.send(session_uuid=chat, text="ask me before the restart")
+        owner = storage.call_sync(default_owner)
+        started = await svc.runs.send(
+            user_id=owner, session_uuid=chat, text="ask me before the restart"
+        )
         registry = svc.embedded.app.state.registry
         await runs.wait_for(lambda: registry.counts()["waiting_runs"] == 1, timeout=30)
     finally:
@@ -204,7 +208,7 @@ async def test_services_run_the_bridge_and_a_restart_fails_the_running_answer(
     try:
         failed = await runs.finished(storage, started.assistant_message_id)
         assert failed.status == "FAILED" and failed.error == BRIDGE_RESTARTED
-        again = await svc.runs.send(session_uuid=chat, text="Still there?")
+        again = await svc.runs.send(user_id=owner, session_uuid=chat, text="Still there?")
         answer = await runs.finished(storage, again.assistant_message_id)
         assert answer.status == "SUCCESS" and answer.content == "Echo: Still there?"
     finally:

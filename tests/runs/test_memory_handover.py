@@ -45,11 +45,15 @@ async def test_the_shared_memory_becomes_the_first_administrators_at_first_use(
         manager = await make_manager(bridge.base_url)
         # The colleague uses the agent first: the old memory is still not theirs.
         fake_model.reset()
-        started = await manager.send(session_uuid=new_chat(storage), text="hi", user_id=member)
+        started = await manager.send(
+            session_uuid=new_chat(storage, member), text="hi", user_id=member
+        )
         assert (await finished(storage, started.assistant_message_id)).status == "SUCCESS"
         member_prompt = _system_text(fake_model.requests()[-1])
         fake_model.reset()
-        started = await manager.send(session_uuid=new_chat(storage), text="hi", user_id=admin)
+        started = await manager.send(
+            session_uuid=new_chat(storage, admin), text="hi", user_id=admin
+        )
         assert (await finished(storage, started.assistant_message_id)).status == "SUCCESS"
         admin_prompt = _system_text(fake_model.requests()[-1])
         admin_memory = await manager.client.get_memory(user_id=admin)
