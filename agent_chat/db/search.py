@@ -19,12 +19,14 @@ from sqlmodel import Session, col, select
 from agent_chat.db.errors import NotFound
 from agent_chat.db.messages import active_branch, set_active
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, SessionStatus
+from agent_chat.db.search_schema import PREFIX_FUNCTION
 from agent_chat.db.search_text import (
     Segment,
     Term,
     fts5_query,
     highlight,
     parse_query,
+    pg_prefix_lookup,
     pg_tsquery,
     snippet,
 )
@@ -71,7 +73,7 @@ def _newest_first(session: Session, query: TextClause, params: dict, limit: int)
 def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, int]:
     """session id → id of its newest matching message, for the newest `limit` sessions."""
     if not _sqlite(session):
-        return _pg_message_hits(session, pg_tsquery(terms), limit)
+        return _pg_message_hits(session, pg_tsquery(terms), limit, terms=terms)
     # FTS5 walks its matches newest first and stops at the LIMIT.
     query = text(
         "SELECT m.id, m.session_id FROM chat_message_fts f JOIN chat_message m "
@@ -84,19 +86,44 @@ def _message_hits(session: Session, terms: list[Term], limit: int) -> dict[int, 
 PG_ALL_MATCHES = 3_000
 
 
-def _pg_message_hits(session: Session, tsquery: str, limit: int) -> dict[int, int]:
+def _pg_any_matches(terms: list[Term]) -> tuple[str, dict]:
+    """The condition of the first query and its parameters besides :q.
+
+    A query with a typed prefix asks the two-column index (db/search_schema.py) for its
+    other plain words in `search_vector` and for the prefix as one exact lexeme of
+    `agent_chat_search_prefixes(search_vector)`, both in one GIN scan, and tests the query
+    itself on each row found with ts_match_vq(), which the planner never hands to the index
+    (`@@` it would, and `cam:*` makes GIN read every word beginning so): the same rows as
+    `search_vector @@ :q` by construction. Other queries ask `search_vector @@ :q`.
+    """
+    lookup = pg_prefix_lookup(terms)
+    if lookup is None:
+        return "search_vector @@ to_tsquery('simple', :q)", {}
+    words, prefixes = lookup
+    where = f"{PREFIX_FUNCTION}(search_vector) @@ CAST(:prefixes AS tsquery)"
+    if words:
+        where = f"search_vector @@ to_tsquery('simple', :words) AND {where}"
+    where += " AND ts_match_vq(search_vector, to_tsquery('simple', :q))"
+    return where, {"words": words, "prefixes": prefixes}
+
+
+def _pg_message_hits(
+    session: Session, tsquery: str, limit: int, terms: list[Term] | None = None
+) -> dict[int, int]:
     """PostgreSQL: all matches when there are few, else the newest ones.
 
     First up to 3,000 matches in any order (the planner takes the GIN index for rare words,
-    a scan that stops early for common ones). Fewer: that is all of them, sorted here. More:
-    the words are common, so the newest matches are dense at the end and walking the primary
-    key backwards finds them at once; the bitmap scan is turned off for those queries
-    because the planner, counting a match test as cheap, can prefer it and read every match.
+    a scan that stops early for common ones; a typed prefix: see _pg_any_matches). Fewer:
+    that is all of them, sorted here. More: the words are common, so the newest matches are
+    dense at the end and walking the primary key backwards finds them at once; the bitmap
+    scan is turned off for those queries because the planner, counting a match test as
+    cheap, can prefer it and read every match.
     """
     where = "search_vector @@ to_tsquery('simple', :q)"
+    first, params = _pg_any_matches(terms or [])
     rows = session.execute(
-        text(f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"),
-        {"q": tsquery, "n": PG_ALL_MATCHES + 1},
+        text(f"SELECT id, session_id FROM chat_message WHERE {first} LIMIT :n"),
+        {"q": tsquery, "n": PG_ALL_MATCHES + 1, **params},
     ).all()
     if len(rows) > PG_ALL_MATCHES:
         session.execute(text("SET LOCAL enable_bitmapscan = off"))

@@ -1,0 +1,271 @@
+"""PostgreSQL's prefix lookup (db/search.py `_pg_any_matches`, the two-column GIN index of
+db/search_schema.py): a query with a typed prefix finds exactly the rows of the plain query
+`search_vector @@ to_tsquery(...)`, and the index serves it. The same searches on SQLite give
+the same results (its FTS5 index has no prefix lookup of its own to test)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from sqlalchemy import text
+from sqlmodel import Session
+
+from agent_chat.db.messages import append_message
+from agent_chat.db.models import MessageRole, MessageStatus
+from agent_chat.db.search import _pg_any_matches, search
+from agent_chat.db.search_schema import PG_MESSAGE_INDEX, PREFIX_FUNCTION
+from agent_chat.db.search_text import parse_query, pg_prefix_lookup, pg_tsquery
+from agent_chat.db.sessions import create_session
+
+TEXTS = [
+    "Camera calibration needs a tripod; Größe café",
+    "a calm tripod, cabbage and CAMELS",
+    "cam cams camera cameraman camerawork",
+    "ab abc abcd abcde abcdef abcdefg abcdefgh",
+    "机器学习 needs data; 学习 camera 数据模型",
+    "Ünïcödé ÉCOLE école ecole σοφία ΣΟΦΊΑ straße",
+    "numbers 12345 1e5 0x1f 3rd v2 x86_64 ² ½ ٣",
+    "it's O'Reilly's don't foo-bar foo_bar e-mail",
+    "calibration-needs tripod-camera, the quick brown fox",
+    "Ｆｕｌｌｗｉｄｔｈ ｃａｍｅｒａ and ﬁne ligatures",
+    "한국어 텍스트 카메라 calibr",
+    "the end",
+]
+
+QUERIES = [
+    "c*",  # one character: not looked up by prefix
+    "ca",
+    "tripod ca",  # two characters, typed
+    "tripod cam",
+    "tripod camer",
+    "tripod camera",  # a whole word typed as a prefix
+    "tripod camera ",  # a whole word, not a prefix
+    "calibrati",  # longer than 6 characters: looked up by its first 6
+    "calibratix",
+    "abcdefgh",
+    "abcdefgi",
+    "abcdef",
+    "TRIPOD CAB",
+    "gr* caf",  # two prefixes, one not ASCII
+    "größ",
+    "GRÖ",
+    "éco",
+    "ÉCO",
+    "écol",
+    "σοφ",
+    "ΣΟΦ",
+    "stra",
+    "学习 ca",  # Chinese and a prefix
+    "机器学习 dat",
+    "学*",
+    "数据模",
+    "카메",
+    "한국어 calib",
+    "calibration-ne",  # a phrase whose last word is a prefix
+    "tripod-cam",
+    '"calibration needs" tri',
+    '"quick brown" fo',
+    "fox qui*",
+    "123",
+    "1e",
+    "0x",
+    "x86",
+    "v2 3r",
+    "o'rei",
+    "reill",
+    "don",
+    "foo-ba",
+    "foo_ba",
+    "e-ma",
+    "ｃａｍ",
+    "fullw",
+    "fi",
+    "²",
+    "zz*",
+    "the en",
+    "a* ca* tr*",
+    "'ca",
+    "ca'",
+    "ca:*",
+    "ca & tri",
+    "!ca",
+    "(ca | tri)",
+    "ca <-> tri",
+    "%ca",
+    "ca\\",
+    "\x00ca",
+    "🙂 ca",
+    "½ ca",
+    "٣ ca",
+    "a " * 30 + "ca",
+]
+
+
+def _add(session: Session, texts: list[str]) -> None:
+    for n, body in enumerate(texts):
+        chat = create_session(session=session, title=f"t{n}")
+        append_message(
+            session=session,
+            chat_session_id=chat.id,
+            parent_id=None,
+            role=MessageRole.USER if n % 2 else MessageRole.ASSISTANT,
+            content=body,
+            status=MessageStatus.SENT,
+        )
+
+
+def _postgresql(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _ids(session: Session, where: str, params: dict) -> set[int]:
+    rows = session.execute(text(f"SELECT id FROM chat_message WHERE {where}"), params).all()
+    return {row[0] for row in rows}
+
+
+def _same_as_the_plain_query(session: Session, query: str) -> int:
+    """Asserts the prefix lookup's rows are the plain query's; returns how many."""
+    terms = parse_query(query)
+    if not terms:
+        return 0
+    q = pg_tsquery(terms)
+    plain = _ids(session, "search_vector @@ to_tsquery('simple', :q)", {"q": q})
+    where, params = _pg_any_matches(terms)
+    assert _ids(session, where, {"q": q, **params}) == plain, query
+    return len(plain)
+
+
+def test_the_prefix_lookup_finds_the_rows_of_the_plain_query(session: Session) -> None:
+    _add(session, TEXTS)
+    if not _postgresql(session):
+        # SQLite has one path; it must at least answer every query.
+        for query in QUERIES:
+            assert isinstance(search(session=session, query=query), list)
+        return
+    looked_up = [q for q in QUERIES if pg_prefix_lookup(parse_query(q)) is not None]
+    assert len(looked_up) > 40  # the prefix path is the one tested
+    found = {q: _same_as_the_plain_query(session, q) for q in QUERIES}
+    # Some of them find something, so the comparison is not of two empty sets.
+    for query in ("tripod cam", "calibrati", "éco", "σοφ", "学习 ca", "카메", "calibration-ne"):
+        assert found[query] > 0, query
+    assert found["tripod camera"] == 2 and found["abcdefgh"] == 1 and found["abcdefgi"] == 0
+
+
+def test_random_queries_find_the_rows_of_the_plain_query(session: Session) -> None:
+    if not _postgresql(session):
+        pytest.skip("PostgreSQL's prefix lookup")
+    rng = random.Random(16)
+    letters = "abcdeéfgß"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 9))) for _ in range(300)]
+    _add(session, [" ".join(rng.sample(words, 12)) for _ in range(150)] + TEXTS)
+    found = 0
+    for _ in range(300):
+        picked = rng.sample(words, rng.randint(1, 3))
+        typed = picked[-1][: rng.randint(1, len(picked[-1]))]
+        quoted = rng.random() < 0.2 and len(picked) > 1
+        head = f'"{picked[0]} {picked[1]}"' if quoted else " ".join(picked[:-1])
+        query = f"{head} {typed.upper() if rng.random() < 0.2 else typed}".strip()
+        found += _same_as_the_plain_query(session, query) > 0
+    assert found > 100
+
+
+def test_the_index_serves_the_prefix_lookup(session: Session) -> None:
+    if not _postgresql(session):
+        pytest.skip("PostgreSQL's index")
+    _add(session, TEXTS * 20)
+    session.execute(text("ANALYZE chat_message"))
+    session.execute(text("SET LOCAL enable_seqscan = off"))
+    terms = parse_query("tripod cam")
+    where, params = _pg_any_matches(terms)
+    plan = session.execute(
+        text(f"EXPLAIN SELECT id FROM chat_message WHERE {where}"),
+        {"q": pg_tsquery(terms), **params},
+    ).all()
+    plan_text = "\n".join(row[0] for row in plan)
+    assert PG_MESSAGE_INDEX in plan_text
+    index_cond = next(line for line in plan_text.splitlines() if "Index Cond" in line)
+    assert PREFIX_FUNCTION in index_cond and "search_vector @@" in index_cond, plan_text
+    # The prefixes are computed by the index, never for each row of a filter.
+    filters = [line for line in plan_text.splitlines() if "Filter" in line or "Recheck" in line]
+    assert not any(PREFIX_FUNCTION in line for line in filters if "Filter" in line), plan_text
+
+
+def test_a_vector_too_big_for_its_prefixes_is_found_by_its_words(session: Session) -> None:
+    # 14,000 different words of 6 four-byte letters (lower-case Deseret): their prefixes would
+    # take more than a tsvector holds, so the row's prefixes are the lexeme `*` and the query
+    # itself is tested on it.
+    rng = random.Random(3)
+    letters = [chr(c) for c in range(0x10428, 0x10450)]
+    words = list({"".join(rng.choice(letters) for _ in range(6)) for _ in range(14_000)})
+    _add(session, [" ".join(words) + " zebra", "zebu", "camera"])
+    big = session.execute(
+        text("SELECT session_id FROM chat_message WHERE content LIKE '%zebra'")
+    ).scalar()
+    hits = search(session=session, query="zebr")
+    assert len(hits) == 1
+    assert len(search(session=session, query="zeb")) == 2
+    assert len(search(session=session, query=f"zebra {words[5][:3]}")) == 1
+    assert search(session=session, query="cam")[0].session_uuid != hits[0].session_uuid
+    if _postgresql(session):
+        prefixes = session.execute(
+            text(
+                f"SELECT {PREFIX_FUNCTION}(search_vector)::text FROM chat_message "
+                "WHERE session_id = :s"
+            ),
+            {"s": big},
+        ).scalar()
+        assert prefixes == "'*'"
+        for query in ("zebr", "zeb", f"zebra {words[5][:3]}", words[7][:4], "cam"):
+            _same_as_the_plain_query(session, query)
+
+
+def test_the_migration_replaces_the_index_and_its_downgrade_restores_it(
+    empty_db_url: str,
+) -> None:
+    from alembic import command
+
+    from agent_chat.db.engine import make_engine, migrate, open_session
+    from agent_chat.db.search_schema import PG_INDEXES
+    from tests.support.databases import alembic_config
+
+    def indexes() -> set[str]:
+        engine = make_engine(empty_db_url)
+        with engine.connect() as connection:
+            names = set(
+                connection.execute(
+                    text("SELECT indexname FROM pg_indexes WHERE tablename = 'chat_message'")
+                ).scalars()
+            )
+        engine.dispose()
+        return names
+
+    def camera_found() -> int:
+        engine = make_engine(empty_db_url)
+        with open_session(engine) as session:
+            found = len(search(session=session, query="tripod cam"))
+        engine.dispose()
+        return found
+
+    if not empty_db_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL's index (nothing changes on SQLite)")
+    command.upgrade(alembic_config(empty_db_url), "6d1e8f2a4b7c")
+    engine = make_engine(empty_db_url)
+    with open_session(engine) as session:
+        _add(session, TEXTS)  # rows that exist before the index is built
+    engine.dispose()
+    assert PG_INDEXES[0] in indexes() and PG_MESSAGE_INDEX not in indexes()
+    migrate(empty_db_url)
+    assert PG_MESSAGE_INDEX in indexes() and PG_INDEXES[0] not in indexes()
+    assert camera_found() == 3  # texts 0, 1 (CAMELS) and 8
+    command.downgrade(alembic_config(empty_db_url), "6d1e8f2a4b7c")
+    assert PG_INDEXES[0] in indexes() and PG_MESSAGE_INDEX not in indexes()
+    engine = make_engine(empty_db_url)
+    with engine.connect() as connection:  # the old schema's query (not this code's)
+        plain = "SELECT count(*) FROM chat_message WHERE search_vector @@ to_tsquery('simple', :q)"
+        assert connection.execute(text(plain), {"q": "tripod & cam:*"}).scalar() == 3
+        functions = "SELECT count(*) FROM pg_proc WHERE proname = :f"
+        assert connection.execute(text(functions), {"f": PREFIX_FUNCTION}).scalar() == 0
+    engine.dispose()
+    migrate(empty_db_url)
+    assert PG_MESSAGE_INDEX in indexes()
