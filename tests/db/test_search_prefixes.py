@@ -1,4 +1,4 @@
-"""PostgreSQL's prefix lookup (db/search.py `_pg_any_matches`, the two-column GIN index of
+"""PostgreSQL's prefix lookup (db/search.py `_pg_prefix_condition`, the two-column GIN index of
 db/search_schema.py): a query with a typed prefix finds exactly the rows of the plain query
 `search_vector @@ to_tsquery(...)`, and the index serves it. The same searches on SQLite give
 the same results (its FTS5 index has no prefix lookup of its own to test)."""
@@ -13,7 +13,7 @@ from sqlmodel import Session
 
 from agent_chat.db.messages import append_message
 from agent_chat.db.models import MessageRole, MessageStatus
-from agent_chat.db.search import _pg_any_matches, search
+from agent_chat.db.search import _pg_any_matches, _pg_prefix_condition, search
 from agent_chat.db.search_schema import PG_MESSAGE_INDEX, PREFIX_FUNCTION
 from agent_chat.db.search_text import parse_query, pg_prefix_lookup, pg_tsquery
 from agent_chat.db.sessions import create_session
@@ -131,7 +131,11 @@ def _same_as_the_plain_query(session: Session, query: str) -> int:
         return 0
     q = pg_tsquery(terms)
     plain = _ids(session, "search_vector @@ to_tsquery('simple', :q)", {"q": q})
-    where, params = _pg_any_matches(terms)
+    prefix = _pg_prefix_condition(terms)
+    if prefix is not None:
+        where, params = prefix
+        assert _ids(session, where, {"q": q, **params}) == plain, query
+    where, params = _pg_any_matches(session, terms, q)  # what the app asks
     assert _ids(session, where, {"q": q, **params}) == plain, query
     return len(plain)
 
@@ -177,7 +181,7 @@ def test_the_index_serves_the_prefix_lookup(session: Session) -> None:
     session.execute(text("ANALYZE chat_message"))
     session.execute(text("SET LOCAL enable_seqscan = off"))
     terms = parse_query("tripod cam")
-    where, params = _pg_any_matches(terms)
+    where, params = _pg_prefix_condition(terms)
     plan = session.execute(
         text(f"EXPLAIN SELECT id FROM chat_message WHERE {where}"),
         {"q": pg_tsquery(terms), **params},
