@@ -115,6 +115,10 @@ def _add(session: Session, texts: list[str]) -> None:
         )
 
 
+def _marked(segments: list[dict]) -> list[str]:
+    return [s["text"] for s in segments if s["mark"]]
+
+
 def _postgresql(session: Session) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
@@ -273,3 +277,37 @@ def test_the_migration_replaces_the_index_and_its_downgrade_restores_it(
     engine.dispose()
     migrate(empty_db_url)
     assert PG_MESSAGE_INDEX in indexes()
+
+
+def test_the_app_looks_a_prefix_up_unless_the_matches_are_dense(session: Session) -> None:
+    if not _postgresql(session):
+        pytest.skip("PostgreSQL's planner")
+    chats = [create_session(session=session, title=f"c{n}") for n in range(50)]
+    session.execute(
+        text(
+            "INSERT INTO chat_message (session_id, is_active, branch_order, role, content, "
+            "status, created_at) SELECT :first + g % 50, true, 0, 'USER', "
+            "'alpha' || (g % 2000) || ' beta' || (g % 7) || ' common', 'SENT', now() "
+            "FROM generate_series(1, 20000) g"
+        ),
+        {"first": chats[0].id},
+    )
+    session.execute(text("ANALYZE chat_message"))
+
+    def lookup(query: str) -> bool:
+        terms = parse_query(query)
+        return bool(_pg_any_matches(session, terms, pg_tsquery(terms))[1])
+
+    # Dense matches (every row): the plain query's scan, which stops at 3,001 at once.
+    assert not lookup("common alp")
+    assert len(search(session=session, query="common alp")) == 30
+    # At 20,000 rows the planner scans the table for any word; a bigger table's planner would
+    # use the index for a rare one: then the prefix is looked up there.
+    assert not lookup("alpha17 bet")
+    session.execute(text("SET LOCAL enable_seqscan = off"))
+    assert lookup("alpha17 bet") and not lookup("alpha17 beta3 ")
+    hits = search(session=session, query="alpha17 bet")  # g = 17 + 2000k, k < 10
+    assert [h.session_uuid for h in hits] == [chats[17].session_uuid]
+    assert _marked(hits[0].snippet) == ["alpha17", "beta6"]  # the newest: g = 18017
+    for query in ("alpha17 bet", "alpha17 beta3", "common alp", "alpha1999 c", "alp", "bet"):
+        _same_as_the_plain_query(session, query)
