@@ -368,8 +368,8 @@ def main(argv: list[str] | None = None) -> h.Report:
                     figures = measure(engine, words, repeat, label, report, args.ab)
                     conversations = size // data.PER_CONVERSATION
                     if not args.no_sidebar:
-                        label = f"{kind} {conversations:,} conversations"
-                        figures.update(sidebar(engine, repeat, label, report))
+                        listing = f"{kind} {conversations:,} conversations"
+                        figures.update(sidebar(engine, repeat, listing, report))
                     engine.dispose()
                     if path is not None:
                         figures["db_mb"] = path.stat().st_size / 1e6
