@@ -30,7 +30,7 @@ import search_data as data  # noqa: E402
 from search import queries  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
 
-from agent_chat.db.search import PG_ALL_MATCHES, PG_MATCH, PG_SERIAL, _pg_any_matches  # noqa: E402
+from agent_chat.db.search import PG_ALL_MATCHES, PG_MATCH, _pg_any_matches  # noqa: E402
 from agent_chat.db.search_text import parse_query, pg_tsquery  # noqa: E402
 
 
@@ -42,8 +42,6 @@ def nodes(plan: dict):
 
 def explain(connection, where: str, params: dict) -> tuple[float, dict, list]:
     sql = f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"
-    workers = PG_SERIAL if "prefixes" in params else "DEFAULT"  # as db/search.py
-    connection.execute(text(f"SET LOCAL max_parallel_workers_per_gather TO {workers}"))
     plan = connection.execute(
         text(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}"), params
     ).scalar()[0]

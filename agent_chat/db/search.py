@@ -87,10 +87,6 @@ PG_ALL_MATCHES = 3_000
 
 
 PG_MATCH = "search_vector @@ to_tsquery('simple', :q)"
-# The prefix lookup runs in one process: the planner, counting the prefix function's high cost
-# for each row found, would otherwise share the heap scan with workers, whose start costs
-# more than that scan of a few thousand rows (EXPLAIN ANALYZE: 36-43 ms instead of 4-18).
-PG_SERIAL = 0
 
 
 def _pg_prefix_condition(terms: list[Term]) -> tuple[str, dict] | None:
@@ -146,14 +142,10 @@ def _pg_message_hits(
     """
     where = PG_MATCH
     first, params = _pg_any_matches(session, terms or [], tsquery)
-    if params:  # the prefix lookup: see PG_SERIAL
-        session.execute(text(f"SET LOCAL max_parallel_workers_per_gather = {PG_SERIAL}"))
     rows = session.execute(
         text(f"SELECT id, session_id FROM chat_message WHERE {first} LIMIT :n"),
         {"q": tsquery, "n": PG_ALL_MATCHES + 1, **params},
     ).all()
-    if params:
-        session.execute(text("SET LOCAL max_parallel_workers_per_gather TO DEFAULT"))
     if len(rows) > PG_ALL_MATCHES:
         session.execute(text("SET LOCAL enable_bitmapscan = off"))
         query = text(
