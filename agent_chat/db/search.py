@@ -113,9 +113,7 @@ def _pg_prefix_condition(terms: list[Term]) -> tuple[str, dict] | None:
     return where, {"words": words, "prefixes": prefixes}
 
 
-def _pg_any_matches(
-    session: Session, terms: list[Term], tsquery: str, owner: int
-) -> tuple[str, dict]:
+def _pg_any_matches(session: Session, terms: list[Term], tsquery: str) -> tuple[str, dict]:
     """The condition of the first query: the prefix lookup when there is a typed prefix,
     unless the planner would read the plain query by a scan of the table (it expects the
     matches to be dense, e.g. a very common word: the scan stops at 3,001 of them at once,
@@ -125,8 +123,9 @@ def _pg_any_matches(
     if prefix is None:
         return PG_MATCH, {}
     plan = session.execute(
-        text(f"EXPLAIN SELECT id FROM chat_message WHERE {PG_MATCH} AND {PG_OWNED} LIMIT :n"),
-        {"q": tsquery, "owner": owner, "n": PG_ALL_MATCHES + 1},
+        # Without the owner's filter: how dense the matches are is what decides.
+        text(f"EXPLAIN SELECT id FROM chat_message WHERE {PG_MATCH} LIMIT :n"),
+        {"q": tsquery, "n": PG_ALL_MATCHES + 1},
     ).all()
     if any("Seq Scan" in row[0] for row in plan):
         return PG_MATCH, {}
@@ -146,7 +145,7 @@ def _pg_message_hits(
     cheap, can prefer it and read every match.
     """
     where = f"{PG_MATCH} AND {PG_OWNED}"
-    first, params = _pg_any_matches(session, terms or [], tsquery, owner)
+    first, params = _pg_any_matches(session, terms or [], tsquery)
     rows = session.execute(
         text(f"SELECT id, session_id FROM chat_message WHERE {first} AND {PG_OWNED} LIMIT :n"),
         {"q": tsquery, "owner": owner, "n": PG_ALL_MATCHES + 1, **params},
