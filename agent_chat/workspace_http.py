@@ -24,7 +24,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import StreamingResponse
 
-from agent_chat.api.deps import Me
+from agent_chat.acting_user import Me
 from agent_chat.db import sessions
 from agent_chat.runs.storage import Storage
 from agent_chat.workspaces import IMAGE_TYPES, open_inside, workspaces_root

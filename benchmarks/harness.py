@@ -411,6 +411,23 @@ def engine_for(db_url: str):
     return make_engine(db_url)
 
 
+# Every conversation has an owner: the benchmarks' is user 1 (a stack's administrator, the
+# first user of its database; `ensure_bench_owner` makes it in a bare database).
+BENCH_OWNER = 1
+
+
+def ensure_bench_owner(session: Any) -> int:
+    """User 1 (made as administrator "bench" when the database has no user yet)."""
+    from agent_chat.db import users
+    from agent_chat.db.models import AppUser, UserRole
+
+    if session.get(AppUser, BENCH_OWNER) is None:
+        users.create_user(
+            session=session, username="bench", password_hash="!bench", role=UserRole.ADMIN
+        )
+    return BENCH_OWNER
+
+
 def create_chat_session(db_url: str) -> str:
     """A new empty conversation in the app's database; its uuid."""
     from agent_chat.db import sessions
@@ -419,7 +436,7 @@ def create_chat_session(db_url: str) -> str:
     engine = make_engine(db_url)
     try:
         with open_session(engine) as session:
-            return sessions.create_session(session=session).session_uuid
+            return sessions.create_session(session=session, user_id=BENCH_OWNER).session_uuid
     finally:
         engine.dispose()
 

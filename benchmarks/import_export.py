@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> h.Report:
         uuid_ = populate(engine, args.messages)
         t0 = time.perf_counter()
         with open_session(engine) as session:
-            data = collect(session=session, session_uuid=uuid_, branch="all")
+            data = collect(session=session, session_uuid=uuid_, user_id=h.BENCH_OWNER, branch="all")
             text = to_json_text(data, exported_at=datetime(2026, 1, 2))
         export_s = time.perf_counter() - t0
         doc = json.loads(text)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> h.Report:
         for _ in range(repeat):
             t0 = time.perf_counter()
             with open_session(engine) as session:
-                done = import_file(session=session, raw=text.encode("utf-8"))
+                done = import_file(session=session, raw=text.encode("utf-8"), user_id=h.BENCH_OWNER)
             times.append(time.perf_counter() - t0)
             assert done.messages == count
         engine.dispose()

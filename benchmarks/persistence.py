@@ -81,7 +81,9 @@ def fresh_db(tmp: Path, name: str):
     """A migrated database with one session and an assistant message; (engine, message id)."""
     engine = h.engine_for(h.sqlite_url(tmp / f"{name}.db"))
     with open_session(engine) as session:
-        chat = sessions.create_session(session=session, title="bench")
+        chat = sessions.create_session(
+            session=session, user_id=h.ensure_bench_owner(session), title="bench"
+        )
         user = messages.append_message(
             session=session,
             chat_session_id=chat.id,

@@ -54,20 +54,30 @@ def organise(engine, conversations: int) -> None:
     """20 pinned conversations and 500 in 20 folders, as a person would have."""
     rng = random.Random(7)
     with open_session(engine) as session:
-        ids = [folders.create_folder(session=session, name=f"Folder {i}").id for i in range(20)]
+        ids = [
+            folders.create_folder(session=session, user_id=h.BENCH_OWNER, name=f"Folder {i}").id
+            for i in range(20)
+        ]
         picks = rng.sample(range(1, conversations + 1), 520)
         for n, s in enumerate(picks):
             chat_uuid = data.session_uuid(s)
             if n < 20:
-                folders.set_pinned(session=session, session_uuid=chat_uuid, pinned=True)
+                folders.set_pinned(
+                    session=session, user_id=h.BENCH_OWNER, session_uuid=chat_uuid, pinned=True
+                )
             else:
-                folders.move_session(session=session, session_uuid=chat_uuid, folder_id=ids[n % 20])
+                folders.move_session(
+                    session=session,
+                    user_id=h.BENCH_OWNER,
+                    session_uuid=chat_uuid,
+                    folder_id=ids[n % 20],
+                )
 
 
 def timed(engine, fn, **kwargs) -> tuple[float, int]:
     t0 = time.perf_counter()
     with open_session(engine) as session:
-        result = fn(session=session, **kwargs)
+        result = fn(session=session, user_id=h.BENCH_OWNER, **kwargs)
     return (time.perf_counter() - t0) * 1000, len(result)
 
 
@@ -204,9 +214,11 @@ def sidebar_read(engine) -> tuple[float, int]:
     """What SidebarState.refresh reads: the listing, the open questions, the rows."""
     t0 = time.perf_counter()
     with open_session(engine) as session:
-        listed = sidebar_listing(session=session, limit=50, include_archived=False)
+        listed = sidebar_listing(
+            session=session, user_id=h.BENCH_OWNER, limit=50, include_archived=False
+        )
     with open_session(engine) as session:
-        pauses.open_pauses_by_session(session=session)
+        pauses.open_pauses_by_session(session=session, user_id=h.BENCH_OWNER)
     chats = listed.pinned + listed.unfiled[:50]
     for folder in listed.folders:
         chats += folder.sessions
@@ -216,8 +228,10 @@ def sidebar_read(engine) -> tuple[float, int]:
 
 def set_folded(engine, folded: int) -> None:
     with open_session(engine) as session:
-        for n, folder in enumerate(folders.list_folders(session=session)):
-            folders.set_collapsed(session=session, folder_id=folder.id, collapsed=n < folded)
+        for n, folder in enumerate(folders.list_folders(session=session, user_id=h.BENCH_OWNER)):
+            folders.set_collapsed(
+                session=session, user_id=h.BENCH_OWNER, folder_id=folder.id, collapsed=n < folded
+            )
 
 
 def sidebar(engine, repeat: int, label: str, report: h.Report) -> dict:

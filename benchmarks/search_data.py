@@ -58,6 +58,13 @@ def messages(count: int, seed: int = 16):
     return out, words
 
 
+BENCH_OWNER_SQL = (
+    "INSERT INTO app_user (id, username, display_name, password_hash, role, disabled,"
+    " password_changed_at, created_at) SELECT 1, 'bench', 'bench', '!bench', 'admin',"
+    " false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP WHERE NOT EXISTS (SELECT 1 FROM app_user)"
+)
+
+
 def sessions(count: int) -> list[tuple]:
     rows = []
     for s in range(count):
@@ -85,10 +92,11 @@ def populate_sqlite(path: Path, rows: list[tuple]) -> None:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=OFF")
     search_schema.drop_sqlite(db.execute)
+    db.execute(BENCH_OWNER_SQL)  # every conversation has an owner: user 1
     db.executemany(
         "INSERT INTO chat_session (id, session_uuid, title, status, created_at, last_message_at,"
-        " updated_at, hermes_session, tool_profile, unread) VALUES (?, ?, ?, ?, ?, ?, ?, ?,"
-        " 'chat', 0)",
+        " updated_at, hermes_session, tool_profile, unread, owner_id) VALUES (?, ?, ?, ?, ?, ?,"
+        " ?, ?, 'chat', 0, 1)",
         [(i, u, t, st, at, at, at, u) for i, u, t, st, at in sessions(rows[-1][0] + 1)],
     )
     db.executemany(
@@ -113,12 +121,13 @@ def populate_postgresql(url: str, rows: list[tuple]) -> None:
     with psycopg.connect(pg_dsn(url)) as db, db.cursor() as cur:
         cur.execute(f"DROP INDEX {search_schema.PG_MESSAGE_INDEX}")
         cur.execute(f"DROP INDEX {search_schema.PG_INDEXES[1]}")
+        cur.execute(BENCH_OWNER_SQL)  # every conversation has an owner: user 1
         with cur.copy(
             "COPY chat_session (id, session_uuid, title, status, created_at, last_message_at,"
-            " updated_at, hermes_session) FROM STDIN"
+            " updated_at, hermes_session, owner_id) FROM STDIN"
         ) as copy:
             for i, u, t, st, at in sessions(rows[-1][0] + 1):
-                copy.write_row((i, u, t, st, at, at, at, u))
+                copy.write_row((i, u, t, st, at, at, at, u, 1))
         with cur.copy(
             "COPY chat_message (id, session_id, parent_id, is_active, branch_order, role, content,"
             " status, created_at) FROM STDIN"

@@ -41,6 +41,7 @@ def populate(engine, count: int) -> None:
                 "id": i,
                 "session_uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
                 "hermes_session": uuid.uuid4().hex,
+                "owner_id": h.BENCH_OWNER,
                 "title": f"Conversation {i} about {rng.choice(['cats', 'taxes', 'rust', 'soup', 'trains'])}",
                 "status": "ARCHIVED" if i % 10 == 0 else "ACTIVE",
                 "created_at": at,
@@ -71,6 +72,7 @@ def populate(engine, count: int) -> None:
             }
         )
     with open_session(engine) as session:
+        h.ensure_bench_owner(session)
         session.execute(insert(ChatSession), rows)
         session.execute(insert(ChatMessage), msgs)
 
@@ -81,15 +83,15 @@ def timed(engine, fn, repeat: int, **kwargs) -> tuple[float, int]:
     for _ in range(repeat):
         t0 = time.perf_counter()
         with open_session(engine) as session:
-            result = fn(session=session, **kwargs)
+            result = fn(session=session, user_id=h.BENCH_OWNER, **kwargs)
         times.append((time.perf_counter() - t0) * 1000)
         size = len(result)
     return h.median(times), size
 
 
-def sidebar_refresh(*, session, limit: int = 51):
-    rows = sessions.list_sessions(session=session, limit=limit)
-    pauses.open_pauses_by_session(session=session)
+def sidebar_refresh(*, session, user_id: int, limit: int = 51):
+    rows = sessions.list_sessions(session=session, user_id=user_id, limit=limit)
+    pauses.open_pauses_by_session(session=session, user_id=user_id)
     return rows
 
 
@@ -120,8 +122,8 @@ def main(argv: list[str] | None = None) -> h.Report:
             plan = (
                 session.connection()
                 .exec_driver_sql(
-                    "EXPLAIN QUERY PLAN SELECT * FROM chat_session WHERE status = 'ACTIVE' "
-                    "ORDER BY last_message_at DESC, id DESC LIMIT 50"
+                    "EXPLAIN QUERY PLAN SELECT * FROM chat_session WHERE owner_id = 1 "
+                    "AND status = 'ACTIVE' ORDER BY last_message_at DESC, id DESC LIMIT 50"
                 )
                 .all()
             )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Protocol
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, Request
 
-from agent_chat.auth import SCOPE_TOKEN_USER_KEY, SCOPE_USER_KEY
+from agent_chat.acting_user import Me, acting_user
 from agent_chat.config import Settings
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.storage import Storage
@@ -25,19 +25,4 @@ def backend(request: Request) -> Backend:
 
 Svc = Annotated[Backend, Depends(backend)]
 
-
-def acting_user(request: Request) -> int:
-    """Who the request acts for: the signed-in user (a cookie session, put in the scope by
-    the login gate) or the owner of its API token. Every endpoint reads and changes only
-    that user's data."""
-    signed_in = request.scope.get(SCOPE_USER_KEY)
-    if signed_in is not None:
-        return int(signed_in.user_id)
-    token_user = request.scope.get(SCOPE_TOKEN_USER_KEY)
-    if token_user:
-        return int(token_user)
-    # Only reachable without the gate in front (it refuses such requests first).
-    raise HTTPException(status_code=401, detail="Sign in or send an API token.")
-
-
-Me = Annotated[int, Depends(acting_user)]
+__all__ = ["Backend", "Me", "Svc", "acting_user", "backend"]

@@ -13,7 +13,9 @@ from agent_chat.db.engine import make_engine, migrate, open_session
 from agent_chat.export import to_json
 from agent_chat.share_page.links import create_share, share_path
 from tests.export.conversation import EXPORTED_AT, build_conversation, read_export
+from tests.support.accounts import ADMIN_USER
 from tests.support.stack import Stack
+from tests.support.users import user_named
 
 
 def _export(folder: Path) -> bytes:
@@ -46,7 +48,8 @@ def test_import_with_a_token_then_an_anonymous_share_link(
     engine = make_engine(api_stack.db_url)
     try:
         with open_session(engine) as session:
-            token = create_share(session=session, session_uuid=uuid).token
+            owner = user_named(session=session, username=ADMIN_USER)  # the token's owner
+            token = create_share(session=session, session_uuid=uuid, user_id=owner).token
     finally:
         engine.dispose()
     page = httpx.get(api_stack.url + share_path(token))  # no cookie, no token

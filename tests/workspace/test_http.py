@@ -8,20 +8,24 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import Engine
+from sqlmodel import select
 
 from agent_chat.auth import GateConfig, LoginGate
 from agent_chat.auth.origins import OriginGuard
 from agent_chat.db import users
 from agent_chat.db.engine import open_session
+from agent_chat.db.models import ChatSession
 from agent_chat.db.sessions import create_session
 from agent_chat.hosts import Allowed
 from agent_chat.runs.storage import Storage
 from agent_chat.workspace_http import FILE_CSP, file_url, workspace_router
+from tests.support.users import acting_as, default_owner
 from tests.workspace.conftest import Workspaces
 
 PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 16
@@ -48,11 +52,13 @@ def conversations(engine: Engine, workspaces: Workspaces, user: int) -> Workspac
     return workspaces
 
 
-def api(engine: Engine, root: Path) -> FastAPI:
+def api(engine: Engine, root: Path, *, gated: bool = False) -> Any:
+    """The route, acting for the conversations' owner (or, `gated`, for whom the login gate
+    in front says)."""
     app = FastAPI()
     storage = Storage(engine)
     app.include_router(workspace_router(lambda: storage, lambda: root))
-    return app
+    return app if gated else acting_as(app, storage.call_sync(default_owner))
 
 
 @pytest.fixture
@@ -194,10 +200,12 @@ async def test_behind_the_login_gate_and_the_host_origin_guard(
     engine: Engine, conversations: Workspaces
 ) -> None:
     storage = Storage(engine)
-    storage.call_sync(users.create_user, username="admin", password="password-1")
+    admin = storage.call_sync(users.create_user, username="admin", password="password-1")
     config = GateConfig(session_seconds=3600)
     gated = LoginGate(
-        api(engine, conversations.root), storage=lambda: storage, config_loader=lambda: config
+        api(engine, conversations.root, gated=True),
+        storage=lambda: storage,
+        config_loader=lambda: config,
     )
     guarded = OriginGuard(gated, Allowed.from_env(None, None))
     transport = httpx.ASGITransport(app=guarded)
@@ -209,12 +217,19 @@ async def test_behind_the_login_gate_and_the_host_origin_guard(
         assert (await c.get(url, headers=origin)).status_code == 403
         login = await c.post("/api/login", json={"username": "admin", "password": "password-1"})
         assert login.status_code in (200, 303), login.text
+        assert (await c.get(url)).status_code == 404  # signed in, but someone else's files
+        storage.call_sync(_give, session_uuid=conversations.mine, user_id=admin.id)
         reply = await c.get(url)
         assert reply.status_code == 200 and reply.content == b"print('hi')\n"
 
 
+def _give(*, session: Any, session_uuid: str, user_id: int) -> None:
+    chat = session.exec(select(ChatSession).where(ChatSession.session_uuid == session_uuid)).one()
+    chat.owner_id = user_id
+
+
 async def test_the_app_api_serves_the_route(
-    engine: Engine, conversations: Workspaces, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, conversations: Workspaces, monkeypatch: pytest.MonkeyPatch, user: int
 ) -> None:
     from types import SimpleNamespace
 
@@ -222,7 +237,7 @@ async def test_the_app_api_serves_the_route(
 
     monkeypatch.setenv("AGENT_CHAT_WORKSPACES_DIR", str(conversations.root))
     backend = SimpleNamespace(storage=Storage(engine))
-    transport = httpx.ASGITransport(app=create_api(lambda: backend))
+    transport = httpx.ASGITransport(app=acting_as(create_api(lambda: backend), user))
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         reply = await client.get(file_url(conversations.mine, "hello.py"))
         assert reply.status_code == 200 and reply.content == b"print('hi')\n"
