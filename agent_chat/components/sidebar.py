@@ -100,6 +100,10 @@ def _menu(row: SessionRow) -> rx.Component:
                 on_click=SidebarState.delete(row["uuid"]),
                 custom_attrs=tid("session-delete"),
             ),
+            # Radix gives the focus back to the ⋯ button when the menu's closing animation
+            # ends: by then the person may be typing in a field opened since (rename, a new
+            # folder), whose blur closes it. The field keeps the focus.
+            on_close_auto_focus=rx.prevent_default,
         ),
     )
 
