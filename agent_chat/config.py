@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from agent_chat.tool_profiles import enabled_profiles
 
@@ -74,6 +75,9 @@ class Settings:
     @property
     def embedded_bridge(self) -> bool:
         return self.bridge_mode == BRIDGE_EMBEDDED
+
+    # Single sign-on (auth/oidc*.py): None unless issuer, client id and secret are all set.
+    oidc: OidcSettings | None = None
 
 
 def _int(name: str, default: int | None) -> int | None:
@@ -199,4 +203,78 @@ def load_settings() -> Settings:
         bridge_down_after_s=_positive_float(
             "AGENT_CHAT_BRIDGE_DOWN_AFTER_S", DEFAULT_BRIDGE_DOWN_AFTER_S
         ),
+        oidc=load_oidc_settings(),
+    )
+
+
+# --- single sign-on with OpenID Connect (off unless configured) ------------------------------
+
+OIDC_DEFAULT_NAME = "Single sign-on"
+OIDC_DEFAULT_SCOPES = "openid profile email"
+_OIDC_REQUIRED = (
+    "AGENT_CHAT_OIDC_ISSUER",
+    "AGENT_CHAT_OIDC_CLIENT_ID",
+    "AGENT_CHAT_OIDC_CLIENT_SECRET",
+)
+_LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+@dataclass(frozen=True)
+class OidcSettings:
+    """An OpenID provider to sign in with. `admin_claim`: a claim that makes its holder an
+    administrator (at each sign-in): equal to `admin_value` or a list holding it, or `true`
+    when no value is given. `redirect_uri`: unset, it is built from the request's origin."""
+
+    issuer: str
+    client_id: str
+    client_secret: str
+    name: str = OIDC_DEFAULT_NAME
+    scopes: str = OIDC_DEFAULT_SCOPES
+    admin_claim: str | None = None
+    admin_value: str | None = None
+    redirect_uri: str | None = None
+
+
+def _https_url(name: str, raw: str) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+        raise ValueError(f"{name} must be an https URL, got {raw!r}")
+    if parts.scheme == "http" and parts.hostname not in _LOOPBACK:
+        raise ValueError(f"{name} must use https (plain http only on this machine), got {raw!r}")
+    return raw
+
+
+def load_oidc_settings() -> OidcSettings | None:
+    """The provider from AGENT_CHAT_OIDC_*; None when none of the three required variables is
+    set; ValueError (a start-up error) for a partial or malformed configuration."""
+    values = {name: os.environ.get(name, "").strip() for name in _OIDC_REQUIRED}
+    missing = [name for name, value in values.items() if not value]
+    if len(missing) == len(_OIDC_REQUIRED):
+        return None
+    if missing:
+        raise ValueError(
+            "Single sign-on needs AGENT_CHAT_OIDC_ISSUER, AGENT_CHAT_OIDC_CLIENT_ID and "
+            f"AGENT_CHAT_OIDC_CLIENT_SECRET together; missing: {', '.join(missing)}"
+        )
+    env = os.environ.get
+    issuer = _https_url("AGENT_CHAT_OIDC_ISSUER", values["AGENT_CHAT_OIDC_ISSUER"]).rstrip("/")
+    scopes = " ".join((env("AGENT_CHAT_OIDC_SCOPES") or OIDC_DEFAULT_SCOPES).split())
+    if "openid" not in scopes.split():
+        raise ValueError(f"AGENT_CHAT_OIDC_SCOPES must include openid, got {scopes!r}")
+    admin_claim = (env("AGENT_CHAT_OIDC_ADMIN_CLAIM") or "").strip() or None
+    admin_value = (env("AGENT_CHAT_OIDC_ADMIN_VALUE") or "").strip() or None
+    if admin_value and not admin_claim:
+        raise ValueError("AGENT_CHAT_OIDC_ADMIN_VALUE needs AGENT_CHAT_OIDC_ADMIN_CLAIM")
+    redirect_uri = (env("AGENT_CHAT_OIDC_REDIRECT_URI") or "").strip() or None
+    if redirect_uri:
+        _https_url("AGENT_CHAT_OIDC_REDIRECT_URI", redirect_uri)
+    return OidcSettings(
+        issuer=issuer,
+        client_id=values["AGENT_CHAT_OIDC_CLIENT_ID"],
+        client_secret=values["AGENT_CHAT_OIDC_CLIENT_SECRET"],
+        name=" ".join((env("AGENT_CHAT_OIDC_NAME") or "").split())[:60] or OIDC_DEFAULT_NAME,
+        scopes=scopes,
+        admin_claim=admin_claim,
+        admin_value=admin_value,
+        redirect_uri=redirect_uri,
     )

@@ -60,6 +60,7 @@ def to_model(client: httpx.Client, fake, session: str, text: str) -> float:
     """Seconds from POST /runs to the model receiving the request; then waits for the end."""
     seen = len(fake.requests())
     body = {
+        "user": 1,  # the hermes home (memory) of user 1
         "session_id": session,
         "message": text,
         "history": [],
@@ -112,7 +113,10 @@ def stop(process: subprocess.Popen) -> None:
 
 def prepare(client: httpx.Client, fake, session: str) -> bool:
     model = {"base_url": fake.base_url, "model": "fake-model"}
-    return client.post(f"/sessions/{session}/prepare", json={"model": model}).status_code == 202
+    return (
+        client.post(f"/sessions/{session}/prepare", json={"user": 1, "model": model}).status_code
+        == 202
+    )
 
 
 def one_round(root: Path, fake, settle: float, prepare_wait: float = 2.0) -> dict[str, float]:

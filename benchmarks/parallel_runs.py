@@ -42,7 +42,9 @@ async def phase(svc, s: h.Stack, runs: int, message: str) -> dict:
         for i in range(runs)
     ]
     cpu0, bridge0, t0 = own_cpu(), h.tree_cpu(s.bridge_pid), time.perf_counter()
-    started = await asyncio.gather(*(svc.runs.send(session_uuid=u, text=message) for u in uuids))
+    started = await asyncio.gather(
+        *(svc.runs.send(session_uuid=u, text=message, user_id=1) for u in uuids)
+    )
     while any(svc.runs.live(r.run_id) for r in started):
         await svc.runs.wait_activity(0.5)  # set when a run ends
     wall = time.perf_counter() - t0

@@ -18,7 +18,9 @@ rows made of them), p95, with all 20 folders open and with 17 of them folded.
 Targets: search p95 ≤ 50 ms; sidebar first page ≤ 50 ms.
 
 Run: python benchmarks/search.py [--quick] [--sizes 100000,1000000] [--db sqlite,postgresql]
-     [--pg-url URL] [--repeat N] [--data-dir DIR]
+     [--pg-url URL] [--repeat N] [--data-dir DIR] [--ab] [--no-sidebar]
+--ab: on PostgreSQL each query is also timed as the plain query `search_vector @@ q` (the
+prefix lookup of migration 9d5e7f1a3b6c off), alternately, and both must find the same.
 Without --pg-url a throwaway PostgreSQL server is started (scripts/postgres.sh). With
 --data-dir the loaded databases are kept (SQLite files in DIR, PostgreSQL databases
 `bench_search_<size>` on the --pg-url server) and reused by the next run.
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,6 +43,7 @@ import harness as h  # noqa: E402
 import search_data as data  # noqa: E402
 
 from agent_chat.db import folders, pauses  # noqa: E402
+from agent_chat.db import search as search_module  # noqa: E402
 from agent_chat.db.engine import make_engine, migrate, open_session  # noqa: E402
 from agent_chat.db.folders import sidebar_listing  # noqa: E402
 from agent_chat.db.search import search  # noqa: E402
@@ -98,8 +102,12 @@ class Cpu:
         self.calls.append((time.process_time() - t0) * 1000)
         return out
 
-    def summary(self) -> str:
-        self.server = (server_cpu_s(self.engine) - self.server0) * 1000 / len(self.calls)
+    def summary(self, server_per_call: float | None = None) -> str:
+        """`server_per_call`: measured by the caller (--ab: around each call, the batch
+        figure would mix both variants)."""
+        if server_per_call is None:
+            server_per_call = (server_cpu_s(self.engine) - self.server0) * 1000 / len(self.calls)
+        self.server = server_per_call
         out = (
             f"CPU of this process per call p50 {h.percentile(self.calls, 50):.1f} ms, "
             f"p95 {h.percentile(self.calls, 95):.1f} ms"
@@ -117,25 +125,44 @@ def queries(words: list[str], count: int, rng: random.Random) -> list[str]:
     return out
 
 
-def measure(engine, words: list[str], repeat: int, label: str, report: h.Report) -> dict:
+@contextmanager
+def plain_query():
+    """PostgreSQL's search without the prefix lookup: the plain `search_vector @@ q`, as before
+    migration 9d5e7f1a3b6c (for --ab; the results are the same)."""
+    saved = search_module.pg_prefix_lookup
+    search_module.pg_prefix_lookup = lambda terms: None
+    try:
+        yield
+    finally:
+        search_module.pg_prefix_lookup = saved
+
+
+def measure(engine, words: list[str], repeat: int, label: str, report: h.Report, ab: bool) -> dict:
+    """The app's search; with `ab` (PostgreSQL) each query also as the plain query, in turn
+    (ABBA), so both variants meet the same machine speed."""
+    variants = {"": nullcontext}
+    if ab and engine.dialect.name != "sqlite":
+        variants["plain query: "] = plain_query
     rng = random.Random(99)
     for q in queries(words, 5, random.Random(1)):  # warm the caches
-        timed(engine, search, query=q)
-    times, found, cpu = [], [], Cpu(engine)
-    for q in queries(words, repeat, rng):
-        ms, n = cpu.call(timed, engine, search, query=q)
-        times.append(ms)
-        found.append(n)
-    p50, p95 = h.percentile(times, 50), h.percentile(times, 95)
-    report.add(
-        f"{label}: search p95, two-word query",
-        f"{p95:.1f} ms",
-        "≤ 50 ms",
-        p95 <= 50,
-        f"p50 {p50:.1f} ms, max {max(times):.1f} ms over {repeat} queries; "
-        f"conversations found per query: median {h.median(found):.0f}, max {max(found)}; "
-        + cpu.summary(),
-    )
+        for variant in variants.values():
+            with variant():
+                timed(engine, search, query=q)
+    times = {v: [] for v in variants}
+    found = {v: [] for v in variants}
+    cpu = {v: Cpu(engine) for v in variants}
+    server = {v: [] for v in variants}
+    for i, q in enumerate(queries(words, repeat, rng)):
+        order = list(variants) if i % 2 == 0 else list(variants)[::-1]
+        for v in order:
+            with variants[v]():
+                s0 = server_cpu_s(engine) if ab else 0.0
+                ms, n = cpu[v].call(timed, engine, search, query=q)
+                server[v].append((server_cpu_s(engine) - s0) * 1000 if ab else 0.0)
+            times[v].append(ms)
+            found[v].append(n)
+    if len(variants) > 1:
+        assert found[""] == found["plain query: "], "the two variants found different results"
     extra = {
         "rare word": words[25_000],
         "very common word": words[3],
@@ -143,13 +170,33 @@ def measure(engine, words: list[str], repeat: int, label: str, report: h.Report)
         "Chinese, 2 characters": "学习",
         "Chinese, 4 characters": "机器数据",
     }
-    figures = {"p50_ms": p50, "p95_ms": p95, "cpu_p50_ms": h.percentile(cpu.calls, 50)}
-    figures |= {"cpu_p95_ms": h.percentile(cpu.calls, 95), "server_cpu_mean_ms": cpu.server}
-    for name, q in extra.items():
-        runs = [timed(engine, search, query=q) for _ in range(max(5, repeat // 10))]
-        ms = h.median([r[0] for r in runs])
-        report.add(f"{label}: {name}", f"{ms:.1f} ms", "report", None, f"{q!r}, {runs[0][1]} found")
-        figures[name] = ms
+    figures = {}
+    for v, variant in variants.items():
+        p50, p95 = h.percentile(times[v], 50), h.percentile(times[v], 95)
+        # --ab: the server's CPU read around each call (10 ms ticks: a mean over many calls)
+        summary = cpu[v].summary(sum(server[v]) / len(server[v]) if ab else None)
+        report.add(
+            f"{label}: {v}search p95, two-word query",
+            f"{p95:.1f} ms",
+            "≤ 50 ms",
+            p95 <= 50,
+            f"p50 {p50:.1f} ms, max {max(times[v]):.1f} ms over {repeat} queries; "
+            f"conversations found per query: median {h.median(found[v]):.0f}, "
+            f"max {max(found[v])}; " + summary,
+        )
+        key = "plain_" if v else ""
+        figures |= {f"{key}p50_ms": p50, f"{key}p95_ms": p95}
+        figures |= {f"{key}cpu_p50_ms": h.percentile(cpu[v].calls, 50)}
+        figures |= {f"{key}cpu_p95_ms": h.percentile(cpu[v].calls, 95)}
+        figures |= {f"{key}server_cpu_mean_ms": cpu[v].server}
+        for name, q in extra.items():
+            with variant():
+                runs = [timed(engine, search, query=q) for _ in range(max(5, repeat // 10))]
+            ms = h.median([r[0] for r in runs])
+            report.add(
+                f"{label}: {v}{name}", f"{ms:.1f} ms", "report", None, f"{q!r}, {runs[0][1]} found"
+            )
+            figures[f"{key}{name}"] = ms
     return figures
 
 
@@ -276,6 +323,13 @@ def main(argv: list[str] | None = None) -> h.Report:
         p.add_argument("--db", default="sqlite,postgresql")
         p.add_argument("--pg-url", default="")
         p.add_argument("--data-dir", default="", help="keep the loaded databases here, reuse them")
+        p.add_argument(
+            "--ab",
+            action="store_true",
+            help="PostgreSQL: time each search also without the prefix lookup (the plain "
+            "query), in turn, with the server's CPU read around each call",
+        )
+        p.add_argument("--no-sidebar", action="store_true", help="search only")
 
     args = h.parse_common(__doc__.splitlines()[0], argv, extra)
     sizes = [10_000, 30_000] if args.quick else [int(s) for s in args.sizes.split(",")]
@@ -311,11 +365,11 @@ def main(argv: list[str] | None = None) -> h.Report:
                     before = h.load()
                     h.log(f"{label}: measuring (load average {before})")
                     engine = make_engine(url)
-                    figures = measure(engine, words, repeat, label, report)
+                    figures = measure(engine, words, repeat, label, report, args.ab)
                     conversations = size // data.PER_CONVERSATION
-                    figures.update(
-                        sidebar(engine, repeat, f"{kind} {conversations:,} conversations", report)
-                    )
+                    if not args.no_sidebar:
+                        listing = f"{kind} {conversations:,} conversations"
+                        figures.update(sidebar(engine, repeat, listing, report))
                     engine.dispose()
                     if path is not None:
                         figures["db_mb"] = path.stat().st_size / 1e6

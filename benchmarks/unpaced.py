@@ -35,6 +35,7 @@ async def read_floor(s: h.Stack, message: str) -> dict:
         response = await client.post(
             "/runs",
             json={
+                "user": 1,  # the hermes home (memory) of user 1
                 "session_id": uuid.uuid4().hex,
                 "message": message,
                 "history": [],

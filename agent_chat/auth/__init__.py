@@ -28,11 +28,15 @@ files (`/assets/...`, `*.js`, `*.css`, fonts, images), `/ping`, `/_health` and s
   shares the count: 10 per address or 5 per account within 15 minutes block further
   attempts (429 with `Retry-After`) until the oldest of them is 15 minutes old; a right
   password resets the account's count. An unknown username costs a hash check too.
+- **Single sign-on** (off unless AGENT_CHAT_OIDC_* is set): `/auth/oidc/login` and
+  `/auth/oidc/callback`, the OpenID Connect code flow with state, nonce and PKCE; a person is
+  their provider's (issuer, subject), a first sign-in makes a member without a password.
 
 Modules: `gate` (the middleware), `routes` (login, setup, logout), `store` (the database
 calls, through the `Storage` the app module gives), `websocket` (a socket that ends with its
 session), `rate_limit`, `paths` (public paths, safe `next`), `page` (the pages, from
-`login.html`, `setup.html`, `page.css`) and `request_helpers`. Callers import from
+`login.html`, `setup.html`, `page.css`), `request_helpers`, and single sign-on's
+`oidc_routes`, `oidc_client` (the provider, the ID token's checks) and `oidc_store`. Callers import from
 `agent_chat.auth`; the names below are the package's API.
 """
 

@@ -25,7 +25,7 @@ from agent_chat.auth.request_helpers import bearer_token, read_cookie
 from agent_chat.auth.routes import COOKIE_NAME, AuthRoutes
 from agent_chat.auth.store import GateStore, StorageLike
 from agent_chat.auth.websocket import CHECK_INTERVAL_SECONDS, watched_websocket
-from agent_chat.config import Settings, load_settings
+from agent_chat.config import OidcSettings, Settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,11 @@ SCOPE_TOKEN_USER_KEY = "agent_chat.token_user"
 class GateConfig:
     session_seconds: float
     limits: RateLimits = field(default_factory=RateLimits)
+    oidc: OidcSettings | None = None  # single sign-on, when configured
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GateConfig:
-        return cls(session_seconds=settings.session_hours * 3600)
+        return cls(session_seconds=settings.session_hours * 3600, oidc=settings.oidc)
 
 
 class LoginGate:
@@ -75,6 +76,7 @@ class LoginGate:
             session_seconds=lambda: self.config.session_seconds,
             limits=lambda: self.config.limits,
             clock=clock,
+            oidc=lambda: self.config.oidc,
         )
 
     @property

@@ -6,10 +6,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 from string import Template
+from urllib.parse import quote
 
 from starlette.responses import HTMLResponse
 
-from agent_chat.auth.paths import safe_next
+from agent_chat.auth.paths import OIDC_LOGIN, safe_next
 
 _HERE = Path(__file__).parent
 # Read once at import: a missing template fails at start-up, not at the first login. A
@@ -34,9 +35,38 @@ def _invalid(error: str, described_by: str) -> str:
     return f' aria-invalid="true" aria-describedby="{described_by}"' if error else ""
 
 
+def _sso_block(name: str | None, next_path: str, error_html: str) -> str:
+    """The single sign-on button (a link to the start of the flow) above the password form,
+    and its error (`error_html`, already escaped) under it."""
+    if not name:
+        return ""
+    target = safe_next(next_path)
+    href = OIDC_LOGIN + ("" if target == "/" else f"?next={quote(target, safe='')}")
+    return (
+        f'<a class="sso" href="{html.escape(href, quote=True)}" data-testid="login-oidc">'
+        f"Sign in with {html.escape(name)}</a>\n"
+        + (f"  {error_html}\n" if error_html else "")
+        + '  <p class="divider"><span>or with a password</span></p>'
+    )
+
+
 def login_page(
-    *, next_path: str = "/", error: str = "", username: str = "", status_code: int = 200
+    *,
+    next_path: str = "/",
+    error: str = "",
+    username: str = "",
+    status_code: int = 200,
+    sso: str | None = None,
+    sso_error: bool = False,
 ) -> HTMLResponse:
+    """The sign-in page; `sso`: the single sign-on button's label, when configured;
+    `sso_error`: the error is single sign-on's, shown under its button (the password fields
+    are not marked)."""
+    error_html = (
+        '<p id="login-error" class="error" role="alert" aria-live="assertive" '
+        f'data-testid="login-error">{html.escape(error)}</p>'
+    )
+    above = bool(sso) and sso_error
     # `substitute`, not `safe_substitute`: a stray `$` in the template raises instead of
     # shipping half-filled HTML. Values from the request are escaped (quotes too: they land
     # in attributes); `invalid` and the focus attributes are constants.
@@ -47,8 +77,9 @@ def login_page(
         # The field to type in first: the password when the username is known.
         focus_username="" if username else "autofocus",
         focus_password="autofocus" if username else "",
-        invalid=_invalid(error, "login-error"),
-        error=html.escape(error),
+        invalid="" if above else _invalid(error, "login-error"),
+        error_in_form="" if above else error_html,
+        sso=_sso_block(sso, next_path, error_html if above else ""),
     )
     return HTMLResponse(body, status_code=status_code, headers=_PAGE_HEADERS)
 

@@ -10,7 +10,11 @@ LOGIN_API = "/api/login"
 LOGOUT_API = "/api/logout"
 LOGOUT_ALL_API = "/api/logout-all"  # every session of the signed-in user
 SETUP_PAGE = "/setup"  # the first administrator, while there is no user (404 after)
-GATE_PATHS = frozenset({LOGIN_PAGE, LOGIN_API, LOGOUT_API, LOGOUT_ALL_API, SETUP_PAGE})
+# Single sign-on (oidc_routes.py; 404 unless configured): off to the provider, and back.
+OIDC_LOGIN = "/auth/oidc/login"
+OIDC_CALLBACK = "/auth/oidc/callback"
+OIDC_PATHS = frozenset({OIDC_LOGIN, OIDC_CALLBACK})
+GATE_PATHS = frozenset({LOGIN_PAGE, LOGIN_API, LOGOUT_API, LOGOUT_ALL_API, SETUP_PAGE, *OIDC_PATHS})
 
 # Health checks and static files hold no conversation data.
 PUBLIC_PATHS = frozenset({"/ping", "/_health", "/favicon.ico", "/robots.txt"})
@@ -38,7 +42,9 @@ def safe_next(raw: str | None) -> str:
     parts = urlsplit(raw)
     if parts.scheme or parts.netloc:
         return "/"
-    if parts.path in (LOGIN_PAGE, SETUP_PAGE) or parts.path.startswith(BACKEND_PREFIXES):
+    if parts.path in (LOGIN_PAGE, SETUP_PAGE, *OIDC_PATHS) or parts.path.startswith(
+        BACKEND_PREFIXES
+    ):
         return "/"
     return raw
 

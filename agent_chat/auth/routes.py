@@ -1,5 +1,6 @@
 """The gate's own routes: `/login` (page and form), `/api/login` (scripts), `/setup` (the
-first administrator, while there is no user), `/api/logout` and `/api/logout-all`."""
+first administrator, while there is no user), `/api/logout` and `/api/logout-all`; single
+sign-on's `/auth/oidc/*` are `oidc_routes.py`'s."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from collections.abc import Callable
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 
+from agent_chat.auth.oidc_routes import OidcRoutes, sso_error_message
 from agent_chat.auth.page import login_page, setup_page
 from agent_chat.auth.paths import (
     LOGIN_API,
     LOGIN_PAGE,
     LOGOUT_ALL_API,
     LOGOUT_API,
+    OIDC_PATHS,
     SETUP_PAGE,
     safe_next,
 )
@@ -28,6 +31,7 @@ from agent_chat.auth.request_helpers import (
     wants_json,
 )
 from agent_chat.auth.store import GateStore
+from agent_chat.config import OidcSettings
 from agent_chat.db.errors import ValidationFailed
 from agent_chat.db.users import AlreadySetUp
 
@@ -45,11 +49,25 @@ class AuthRoutes:
         session_seconds: Callable[[], float],
         limits: Callable[[], RateLimits],
         clock: Callable[[], float],
+        oidc: Callable[[], OidcSettings | None] = lambda: None,
     ) -> None:
         self.store = store
         self.session_seconds = session_seconds
         self.limits = limits
         self.clock = clock
+        self.oidc = oidc
+        self.oidc_routes = OidcRoutes(
+            store,
+            settings=oidc,
+            session_seconds=session_seconds,
+            session_response=self._signed_in_response,
+            clock=clock,
+        )
+
+    def _sso_name(self) -> str | None:
+        """The single sign-on button's label, when it is configured."""
+        settings = self.oidc()
+        return settings.name if settings else None
 
     async def handle(self, request: Request, path: str) -> Response:
         method = request.method
@@ -62,7 +80,7 @@ class AuthRoutes:
             if method == "POST":
                 return await self._set_up(request)
             return _not_allowed("GET, HEAD, POST")
-        if not set_up and path in (LOGIN_PAGE, LOGIN_API):
+        if not set_up and path in (LOGIN_PAGE, LOGIN_API, *OIDC_PATHS):
             if method in ("GET", "HEAD"):
                 return RedirectResponse(SETUP_PAGE, status_code=303, headers=NO_STORE)
             return JSONResponse(
@@ -74,7 +92,13 @@ class AuthRoutes:
             next_path = safe_next(request.query_params.get("next"))
             if await self._signed_in(request) is not None:
                 return RedirectResponse(next_path, status_code=303)
-            return login_page(next_path=next_path)
+            sso = self._sso_name()
+            error = sso_error_message(request.query_params.get("sso_error"), sso or "")
+            return login_page(
+                next_path=next_path, error=error if sso else "", sso=sso, sso_error=True
+            )
+        if path in OIDC_PATHS:
+            return await self.oidc_routes.handle(request, path)
         if path in (LOGIN_PAGE, LOGIN_API) and method == "POST":
             # The page's form posts to /login (the address bar stays there); scripts may
             # use /api/login, with a form or a JSON body.
@@ -95,7 +119,9 @@ class AuthRoutes:
         client = client_address(request.scope)
         fields = await read_login_fields(request)
         if fields is None:
-            return _failure(as_json, "/", "", "The login form was malformed.", 400)
+            return _failure(
+                as_json, "/", "", "The login form was malformed.", 400, sso=self._sso_name()
+            )
         next_path = safe_next(fields.get("next"))
         username = fields.get("username", "").strip()[:200]
         outcome = await self.store.log_in(
@@ -116,10 +142,18 @@ class AuthRoutes:
                 rate_limit_message(outcome.retry_after),
                 429,
                 headers={"Retry-After": str(math.ceil(outcome.retry_after))},
+                sso=self._sso_name(),
             )
         if outcome.new is None:
             log.warning("Login refused for %s as %r: %s", client, username, outcome.error)
-            return _failure(as_json, next_path, username, outcome.error, outcome.status)
+            return _failure(
+                as_json,
+                next_path,
+                username,
+                outcome.error,
+                outcome.status,
+                sso=self._sso_name(),
+            )
         log.info("Login from %s as %r", client, username.lower())
         return self._signed_in_response(request, outcome.new.token, next_path, as_json)
 
@@ -198,13 +232,14 @@ def _failure(
     message: str,
     status_code: int,
     headers: dict[str, str] | None = None,
+    sso: str | None = None,
 ) -> Response:
     """A refused login: JSON for scripts, the page with the error (`next` and the username
     kept) for forms."""
     if as_json:
         return JSONResponse({"detail": message}, status_code=status_code, headers=headers)
     response = login_page(
-        next_path=next_path, username=username, error=message, status_code=status_code
+        next_path=next_path, username=username, error=message, status_code=status_code, sso=sso
     )
     response.headers.update(headers or {})
     return response

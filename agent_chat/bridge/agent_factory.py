@@ -1,4 +1,4 @@
-"""Building a hermes AIAgent for one session (hermes is imported here, lazily)."""
+"""Building a hermes AIAgent for one person's session (hermes is imported here, lazily)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import logging
 import os
 from typing import Any
 
+from agent_chat.bridge import homes
 from agent_chat.bridge.schemas import ModelSpec
 from agent_chat.bridge.settings import BridgeSettings
 
@@ -32,9 +33,35 @@ def check_ssl_once() -> None:
 
 
 def build_agent(
-    settings: BridgeSettings, session_id: str, model: ModelSpec, profile: str = "chat"
+    settings: BridgeSettings,
+    user_id: int | None,
+    session_id: str,
+    model: ModelSpec,
+    profile: str = "chat",
 ) -> Any:
-    """A quiet AIAgent with the profile's toolset allowlist; callbacks are attached per run."""
+    """A quiet AIAgent with the profile's toolset allowlist, built in the person's hermes
+    home (their memory goes into its system prompt; None: the shared home, the warm-up's);
+    callbacks are attached per run."""
+    if user_id is None:
+        return _build(settings, session_id, model, profile)
+    with homes.entered(settings.hermes_home, user_id) as home:
+        agent = _build(settings, session_id, model, profile)
+        _own_session_db(agent, home)
+        return agent
+
+
+def _own_session_db(agent: Any, home: Any) -> None:
+    """hermes' `session_search` (only with an operator's AGENT_CHAT_TOOLSETS) would open the
+    state.db fixed at import, the shared one, and store every turn there: give it the
+    person's own instead."""
+    if "session_search" not in getattr(agent, "valid_tool_names", ()):
+        return
+    from hermes_state import SessionDB
+
+    agent._session_db = SessionDB(db_path=home / "state.db")
+
+
+def _build(settings: BridgeSettings, session_id: str, model: ModelSpec, profile: str) -> Any:
     from run_agent import AIAgent  # after prepare_hermes_home(): hermes fixes paths at import
 
     from agent_chat.bridge import hermes_caches

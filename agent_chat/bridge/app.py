@@ -18,11 +18,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_chat.bridge.agent_factory import build_agent
 from agent_chat.bridge.approvals import always_allowed, revoke_always
+from agent_chat.bridge.homes import claim_shared, home_path, user_home
 from agent_chat.bridge.memory import MemoryLimitError, memory_files
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.registry import RunRegistry
 from agent_chat.bridge.runs import Run, RunRejected
 from agent_chat.bridge.schemas import (
+    MAX_USER_ID,
+    ClaimSharedMemory,
     ClarifyAnswer,
     MemoryUpdate,
     PrepareRequest,
@@ -76,7 +79,7 @@ class HostGuard:
 
 def _prepare_quietly(pool: AgentPool, session_id: str, body: PrepareRequest) -> None:
     try:
-        pool.prepare(session_id, body.model, body.tool_profile)
+        pool.prepare(body.user, session_id, body.model, body.tool_profile)
     except Exception:  # the first run will build it, and say what is wrong
         logger.warning("preparing the agent of %s failed", session_id, exc_info=True)
 
@@ -95,6 +98,7 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         idle_timeout_s=settings.run_idle_timeout_s,
         tool_profiles=settings.tool_profiles,
         workspaces_root=settings.workspaces_root,
+        hermes_home=settings.hermes_home,
     )
 
     warm = threading.Event()  # /health says when hermes is warm: first answers are fast then
@@ -247,20 +251,35 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
             raise HTTPException(status_code=404, detail=f"{pattern!r} is not always allowed.")
         return {"patterns": always_allowed()}
 
+    # Whose memory: `?user=<id>`, a positive integer (422 when missing or not one).
     @app.get("/memory", dependencies=authed)
-    def get_memory() -> dict[str, object]:
-        return memory_files(settings.hermes_home).read()
+    def get_memory(user: int = Query(gt=0, le=MAX_USER_ID)) -> dict[str, object]:
+        # Read only: a home is made by the first write or run, not by looking.
+        return memory_files(home_path(settings.hermes_home, user)).read()
 
     @app.put("/memory", dependencies=authed)
-    def put_memory(body: MemoryUpdate) -> dict[str, object]:
+    def put_memory(
+        body: MemoryUpdate, user: int = Query(gt=0, le=MAX_USER_ID)
+    ) -> dict[str, object]:
         try:
-            result = memory_files(settings.hermes_home).write(
+            result = memory_files(user_home(settings.hermes_home, user)).write(
                 {"memory": body.memory, "user": body.user}
             )
         except MemoryLimitError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         # hermes freezes memory into the system prompt when an agent is built.
-        pool.drop_idle()
+        pool.drop_idle(user)
+        return result
+
+    @app.post("/memory/claim-shared", dependencies=authed)
+    def claim_shared_memory(body: ClaimSharedMemory) -> dict[str, object]:
+        """The memory of an install from before accounts goes to this person, once."""
+        try:
+            result = claim_shared(settings.hermes_home, body.user)
+        except MemoryLimitError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        if result["claimed"]:
+            pool.drop_idle(body.user)
         return result
 
     return app

@@ -12,6 +12,7 @@ from typing import Any
 from agent_chat.bridge.approvals import approvals_for
 from agent_chat.bridge.failures import abnormal_end_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper
+from agent_chat.bridge.homes import entered
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.runs import Run
 from agent_chat.bridge.workspace import close_workspace, open_workspace
@@ -43,7 +44,7 @@ def execute(run: Run, pool: AgentPool) -> None:
             run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             return
         profile = request.tool_profile
-        agent = pool.acquire(run.session_id, run.model, profile)
+        agent = pool.acquire(run.user_id, run.session_id, run.model, profile)
         mapper = CallbackMapper(
             emit=run.buffer.emit,
             ask=run.ask,
@@ -61,7 +62,11 @@ def execute(run: Run, pool: AgentPool) -> None:
             run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             return
         history = [m.model_dump() for m in request.history]
-        with approvals_for(run.session_id, run.approve), _workspace(run, profile):
+        with (
+            _person(run),
+            approvals_for(run.session_id, run.approve),
+            _workspace(run, profile),
+        ):
             result = agent.run_conversation(
                 request.message, conversation_history=history, task_id=run.session_id
             )
@@ -81,7 +86,7 @@ def execute(run: Run, pool: AgentPool) -> None:
         if agent is not None:
             for name in CallbackMapper.callback_attribute_names():
                 setattr(agent, name, None)
-            pool.release(run.session_id, agent)
+            pool.release(run.user_id, run.session_id, agent)
 
 
 def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
@@ -124,6 +129,17 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
             final_text=final_text,
             usage=usage,
         )
+
+
+@contextlib.contextmanager
+def _person(run: Run) -> Iterator[None]:
+    """hermes works in the person's home for the turn: the memory tool writes their files,
+    the background memory review too (hermes hands this thread's context to its workers)."""
+    if run.hermes_home is None:
+        yield
+        return
+    with entered(run.hermes_home, run.user_id):
+        yield
 
 
 @contextlib.contextmanager

@@ -32,10 +32,12 @@ class RunRegistry:
         retention_runs: int = 200,
         tool_profiles: tuple[str, ...] = ("chat",),
         workspaces_root: Path | None = None,
+        hermes_home: Path | None = None,
     ) -> None:
         self.pool = pool
         self.tool_profiles = tool_profiles
         self.workspaces_root = workspaces_root
+        self.hermes_home = hermes_home
         self.max_active_runs = max_active_runs
         self.clarify_max_wait_s = clarify_max_wait_s
         self.retention_s = retention_s
@@ -70,6 +72,7 @@ class RunRegistry:
                 )
             run = Run(request, run_id, self.clarify_max_wait_s)
             run.workspaces_root = self.workspaces_root
+            run.hermes_home = self.hermes_home
             self._runs[run_id] = run
             self._ensure_watchdog()
         thread = threading.Thread(

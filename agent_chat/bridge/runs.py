@@ -81,6 +81,7 @@ class Run:
         self.run_id = run_id
         self.request = request
         self.session_id = request.session_id
+        self.user_id = request.user  # whose hermes home the run works in
         self.model: ModelSpec = request.model
         self.buffer = EventBuffer(run_id)
         self.clarify_max_wait_s = clarify_max_wait_s
@@ -97,6 +98,7 @@ class Run:
         self._steering = False  # guidance sent that hermes has not taken in yet
         self.agent: Any = None
         self.workspaces_root: Path | None = None  # Workspace runs work in a folder below
+        self.hermes_home: Path | None = None  # the shared home; the person's is below it
 
     @property
     def status(self) -> RunState:

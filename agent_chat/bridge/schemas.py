@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 # hermes refuses models whose context window is below this many tokens.
 HERMES_MIN_CONTEXT = 64_000
+
+# The person a run or an agent is for (the app's `app_user.id`): their hermes home
+# (bridge/homes.py). A JSON integer above 0 only: no string, no path.
+MAX_USER_ID = 2**63 - 1  # a database id (BIGINT); a longer number is no user
+UserId = Annotated[int, Field(gt=0, le=MAX_USER_ID, strict=True)]
 
 
 class ModelSpec(BaseModel):
@@ -32,6 +37,7 @@ class HistoryMessage(BaseModel):
 
 
 class StartRunRequest(BaseModel):
+    user: UserId
     session_id: str = Field(min_length=1, max_length=200)
     message: str = Field(min_length=1)
     history: list[HistoryMessage] = Field(default_factory=list)
@@ -52,8 +58,9 @@ class ClarifyAnswer(BaseModel):
 
 
 class PrepareRequest(BaseModel):
-    """Build a session's agent ahead of its first message."""
+    """Build a session's agent for a person ahead of their first message."""
 
+    user: UserId
     model: ModelSpec
     tool_profile: str = Field(default="chat", min_length=1, max_length=40)
 
@@ -63,7 +70,14 @@ class SteerRequest(BaseModel):
 
 
 class MemoryUpdate(BaseModel):
-    """New MEMORY.md / USER.md texts; a missing field keeps the file as it is."""
+    """New MEMORY.md / USER.md texts; a missing field keeps the file as it is. (`user` is
+    USER.md here: whose memory it is goes in the query, `?user=<id>`.)"""
 
     memory: str | None = None
     user: str | None = None
+
+
+class ClaimSharedMemory(BaseModel):
+    """Hand the shared memory of an install from before accounts to this person, once."""
+
+    user: UserId

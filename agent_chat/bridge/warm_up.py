@@ -71,7 +71,8 @@ def warm_up(settings: BridgeSettings) -> None:
     serving.start()
     try:
         model = ModelSpec(base_url=f"http://127.0.0.1:{server.server_port}/v1", model=MODEL)
-        agent = build_agent(settings, "warm-up", model, "chat")
+        # In the shared home, for no one: no person's memory is read, none written.
+        agent = build_agent(settings, None, "warm-up", model, "chat")
         agent.run_conversation("ok", conversation_history=[], task_id="warm-up")
     except Exception:
         logger.warning("warming hermes up failed; the first answer pays for it", exc_info=True)

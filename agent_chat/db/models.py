@@ -304,7 +304,8 @@ class UserRole(StrEnum):
 
 class AppUser(SQLModel, table=True):
     """A person who signs in (`user` is reserved in PostgreSQL). `username` is stored
-    lower-cased; only an argon2 hash of the password is kept (db/passwords.py)."""
+    lower-cased; only an argon2 hash of the password is kept (db/passwords.py); none for a
+    user made by single sign-on (`OidcIdentity`), whom the password form cannot sign in."""
 
     __tablename__ = "app_user"
     __table_args__ = (
@@ -315,7 +316,7 @@ class AppUser(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     username: str
     display_name: str
-    password_hash: str
+    password_hash: str | None
     role: str = UserRole.MEMBER.value
     disabled: bool = False
     password_changed_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
@@ -359,3 +360,42 @@ class LoginFailure(SQLModel, table=True):
     address: str
     username: str
     at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+
+
+class OidcIdentity(SQLModel, table=True):
+    """A person at an OpenID provider (`issuer`, `subject`: the ID token's `iss`, `sub`) and
+    the user they sign in as (db/oidc.py); never matched by email or username."""
+
+    __tablename__ = "oidc_identity"
+    __table_args__ = (
+        UniqueConstraint("issuer", "subject", name="uq_oidc_identity_issuer_subject"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    issuer: str
+    subject: str
+    user_id: int = Field(foreign_key="app_user.id", ondelete="CASCADE", index=True)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+    last_login_at: datetime | None = Field(default=None, sa_type=DateTime)
+
+
+class OidcAttempt(SQLModel, table=True):
+    """A sign-in that went to the provider: its `state`, `nonce` and PKCE verifier, bound to
+    the browser by the SHA-256 of a random token in a short-lived cookie; taken (deleted) by
+    the callback, so each is used once."""
+
+    __tablename__ = "oidc_attempt"
+    __table_args__ = (
+        UniqueConstraint("token_hash", name="uq_oidc_attempt_token_hash"),
+        {"extend_existing": True},
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str
+    state: str
+    nonce: str
+    code_verifier: str
+    redirect_uri: str
+    next_path: str = "/"
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime, index=True)

@@ -19,12 +19,14 @@ from sqlmodel import Session, col, select
 from agent_chat.db.errors import NotFound
 from agent_chat.db.messages import active_branch, owned_message, set_active
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, SessionStatus
+from agent_chat.db.search_schema import PREFIX_FUNCTION
 from agent_chat.db.search_text import (
     Segment,
     Term,
     fts5_query,
     highlight,
     parse_query,
+    pg_prefix_lookup,
     pg_tsquery,
     snippet,
 )
@@ -72,7 +74,7 @@ def _message_hits(session: Session, terms: list[Term], limit: int, owner: int) -
     """session id → id of its newest matching message, for the newest `limit` sessions of
     the person `owner`."""
     if not _sqlite(session):
-        return _pg_message_hits(session, pg_tsquery(terms), limit, owner)
+        return _pg_message_hits(session, pg_tsquery(terms), limit, owner, terms=terms)
     # FTS5 walks its matches newest first and stops at the LIMIT.
     query = text(
         "SELECT m.id, m.session_id FROM chat_message_fts f JOIN chat_message m "
@@ -86,22 +88,67 @@ def _message_hits(session: Session, terms: list[Term], limit: int, owner: int) -
 PG_ALL_MATCHES = 3_000
 
 
-def _pg_message_hits(session: Session, tsquery: str, limit: int, owner: int) -> dict[int, int]:
+PG_MATCH = "search_vector @@ to_tsquery('simple', :q)"
+PG_OWNED = "session_id IN (SELECT id FROM chat_session WHERE owner_id = :owner)"
+
+
+def _pg_prefix_condition(terms: list[Term]) -> tuple[str, dict] | None:
+    """The prefix lookup's condition and its parameters besides :q, or None (no prefix).
+
+    It asks the two-column index (db/search_schema.py) for the query's other plain words in
+    `search_vector` and for the prefix as one exact lexeme of
+    `agent_chat_search_prefixes(search_vector)`, both in one GIN scan, and tests the query
+    itself on each row found with ts_match_vq(), which the planner never hands to the index
+    (`@@` it would, and `cam:*` makes GIN read every word beginning so): the same rows as
+    PG_MATCH by construction.
+    """
+    lookup = pg_prefix_lookup(terms)
+    if lookup is None:
+        return None
+    words, prefixes = lookup
+    where = f"{PREFIX_FUNCTION}(search_vector) @@ CAST(:prefixes AS tsquery)"
+    if words:
+        where = f"search_vector @@ to_tsquery('simple', :words) AND {where}"
+    where += " AND ts_match_vq(search_vector, to_tsquery('simple', :q))"
+    return where, {"words": words, "prefixes": prefixes}
+
+
+def _pg_any_matches(session: Session, terms: list[Term], tsquery: str) -> tuple[str, dict]:
+    """The condition of the first query: the prefix lookup when there is a typed prefix,
+    unless the planner would read the plain query by a scan of the table (it expects the
+    matches to be dense, e.g. a very common word: the scan stops at 3,001 of them at once,
+    where the index would gather them all, and a scan cannot use the prefix lookup, whose
+    prefixes only the index holds)."""
+    prefix = _pg_prefix_condition(terms)
+    if prefix is None:
+        return PG_MATCH, {}
+    plan = session.execute(
+        # Without the owner's filter: how dense the matches are is what decides.
+        text(f"EXPLAIN SELECT id FROM chat_message WHERE {PG_MATCH} LIMIT :n"),
+        {"q": tsquery, "n": PG_ALL_MATCHES + 1},
+    ).all()
+    if any("Seq Scan" in row[0] for row in plan):
+        return PG_MATCH, {}
+    return prefix
+
+
+def _pg_message_hits(
+    session: Session, tsquery: str, limit: int, owner: int, terms: list[Term] | None = None
+) -> dict[int, int]:
     """PostgreSQL: all matches when there are few, else the newest ones.
 
     First up to 3,000 matches in any order (the planner takes the GIN index for rare words,
-    a scan that stops early for common ones). Fewer: that is all of them, sorted here. More:
-    the words are common, so the newest matches are dense at the end and walking the primary
-    key backwards finds them at once; the bitmap scan is turned off for those queries
-    because the planner, counting a match test as cheap, can prefer it and read every match.
+    a scan that stops early for common ones; a typed prefix: see _pg_any_matches). Fewer:
+    that is all of them, sorted here. More: the words are common, so the newest matches are
+    dense at the end and walking the primary key backwards finds them at once; the bitmap
+    scan is turned off for those queries because the planner, counting a match test as
+    cheap, can prefer it and read every match.
     """
-    where = (
-        "search_vector @@ to_tsquery('simple', :q) "
-        "AND session_id IN (SELECT id FROM chat_session WHERE owner_id = :owner)"
-    )
+    where = f"{PG_MATCH} AND {PG_OWNED}"
+    first, params = _pg_any_matches(session, terms or [], tsquery)
     rows = session.execute(
-        text(f"SELECT id, session_id FROM chat_message WHERE {where} LIMIT :n"),
-        {"q": tsquery, "owner": owner, "n": PG_ALL_MATCHES + 1},
+        text(f"SELECT id, session_id FROM chat_message WHERE {first} AND {PG_OWNED} LIMIT :n"),
+        {"q": tsquery, "owner": owner, "n": PG_ALL_MATCHES + 1, **params},
     ).all()
     if len(rows) > PG_ALL_MATCHES:
         session.execute(text("SET LOCAL enable_bitmapscan = off"))

@@ -112,6 +112,51 @@ def pg_tsquery(terms: list[Term]) -> str:
     return " & ".join(parts)
 
 
+# PostgreSQL's index also holds, beside each message's vector, the first 2–6 characters of
+# each of its words (`agent_chat_search_prefixes`, db/search_schema.py), so a typed prefix is
+# one exact lexeme for GIN instead of the union of every word beginning so.
+PREFIX_MIN, PREFIX_MAX = 2, 6
+# The prefixes of a vector whose prefixes would not fit in a tsvector: this lexeme alone.
+PREFIX_MISSING = "*"
+
+
+def _plain_word(word: str) -> bool:
+    """PostgreSQL's parser and 'simple' dictionary make this word one lexeme spelled as here:
+    ASCII letters and digits, letters already in lower case, or one CJK character."""
+    if len(word) == 1 and _CJK.fullmatch(word):
+        return True
+    return bool(word) and all(
+        (c.isascii() and c.isalnum()) or (c.isalpha() and c == c.lower() and c != c.upper())
+        for c in word
+    )
+
+
+def _lexeme(word: str) -> str:
+    return "'" + word.replace("'", "''") + "'"
+
+
+def pg_prefix_lookup(terms: list[Term]) -> tuple[str, str] | None:
+    """What PostgreSQL's two-column index is asked for a query with a typed prefix: (the
+    query's other plain words as to_tsquery text, "" if none; the prefixes as tsquery input),
+    or None when no term ends in a prefix of 2+ plain characters (the query is then asked as
+    it is). A superset of the query's matches: phrases become their words, a prefix longer than
+    PREFIX_MAX is looked up by its first PREFIX_MAX characters, a row without prefixes
+    (PREFIX_MISSING) is included; db/search.py tests the query itself on each row found."""
+    prefixes, words = [], []
+    for term in terms:
+        *head, last = term.words
+        if term.prefix and len(last) >= PREFIX_MIN and _plain_word(last):
+            prefixes.append(_lexeme(last[:PREFIX_MAX]))
+        elif not term.prefix:
+            head.append(last)
+        words += [w for w in head if _plain_word(w)]
+    if not prefixes:
+        return None
+    unique = list(dict.fromkeys(words))
+    lookup = "(" + " & ".join(dict.fromkeys(prefixes)) + f") | '{PREFIX_MISSING}'"
+    return " & ".join(_lexeme(w) for w in unique), lookup
+
+
 # ---- snippets ------------------------------------------------------------------------------
 
 

@@ -85,10 +85,12 @@ def create_user(
     password_hash: str | None = None,
     display_name: str = "",
     role: UserRole = UserRole.MEMBER,
+    passwordless: bool = False,
 ) -> AppUser:
-    """A new user, from a password (checked, then hashed) or a hash made elsewhere."""
+    """A new user, from a password (checked, then hashed) or a hash made elsewhere; or, with
+    `passwordless`, none (single sign-on: the password form cannot sign them in)."""
     name = normalize_username(username)
-    if password_hash is None:
+    if password_hash is None and not passwordless:
         _check_password(password or "")
         password_hash = passwords.hash_password(password or "")
     if find_user(session=session, username=name) is not None:
@@ -150,8 +152,9 @@ def _adopt_ownerless(session: Session, user_id: int | None) -> None:
 
 
 def check_login(*, session: Session, username: str, password: str, now: datetime) -> LoginCheck:
-    """Check a sign-in. An unknown or malformed username costs a hash verification too. A
-    right password records `last_login_at` (and upgrades an outdated hash)."""
+    """Check a sign-in. An unknown or malformed username, or a user without a password
+    (single sign-on), costs a hash verification too and fails alike. A right password records
+    `last_login_at` (and upgrades an outdated hash)."""
     name = username.strip().lower()
     user = find_user(session=session, username=name) if USERNAME.fullmatch(name) else None
     ok, new_hash = passwords.verify(password, user.password_hash if user else None)
@@ -189,6 +192,10 @@ def change_password(
     """A new password, given the current one; every session of the user except
     `keep_session_id` (the browser that changed it) ends."""
     user = get_user(session=session, user_id=user_id)
+    if user.password_hash is None:
+        raise ValidationFailed(
+            {"current_password": "This account signs in with single sign-on: it has no password."}
+        )
     ok, _ = passwords.verify(current_password, user.password_hash)
     if not ok:
         raise ValidationFailed({"current_password": "The current password is wrong."})
@@ -253,3 +260,15 @@ def ensure_first_admin(
     except ValidationFailed as exc:
         raise ValueError(f"AGENT_CHAT_ADMIN_USER/AGENT_CHAT_ADMIN_PASSWORD: {exc}") from exc
     return how
+
+
+def first_admin_id(*, session: Session) -> int | None:
+    """The first administrator (the oldest one): who inherits what an install from before
+    accounts kept for everyone, e.g. hermes' one shared memory."""
+    query = (
+        select(AppUser.id)
+        .where(AppUser.role == UserRole.ADMIN.value)
+        .order_by(AppUser.created_at, AppUser.id)  # type: ignore[arg-type]
+        .limit(1)
+    )
+    return session.exec(query).first()

@@ -25,6 +25,45 @@ def _field(label: str, control: rx.Component, hint: str = "") -> rx.Component:
     )
 
 
+def _password_fields() -> rx.Component:
+    return rx.fragment(
+        rx.heading("Change password", size="3", margin_top="8px"),
+        _field(
+            "Current password",
+            rx.input(
+                name="current_password",
+                type="password",
+                auto_complete="current-password",
+                disabled=NOT_LIVE,
+                width="100%",
+                custom_attrs=tid("account-current-password"),
+            ),
+        ),
+        _field(
+            "New password",
+            rx.input(
+                name="new_password",
+                type="password",
+                auto_complete="new-password",
+                disabled=NOT_LIVE,
+                width="100%",
+                custom_attrs=tid("account-new-password"),
+            ),
+            "At least 8 characters. Leave both empty to keep the password. A new "
+            "password signs you out everywhere else.",
+        ),
+    )
+
+
+def _no_password() -> rx.Component:
+    return rx.text(
+        "You sign in with single sign-on: this account has no password to change here.",
+        size="2",
+        color_scheme="gray",
+        custom_attrs=tid("account-no-password"),
+    )
+
+
 def _form() -> rx.Component:
     return rx.form(
         rx.vstack(
@@ -40,31 +79,7 @@ def _form() -> rx.Component:
                     custom_attrs=tid("account-display-name"),
                 ),
             ),
-            rx.heading("Change password", size="3", margin_top="8px"),
-            _field(
-                "Current password",
-                rx.input(
-                    name="current_password",
-                    type="password",
-                    auto_complete="current-password",
-                    disabled=NOT_LIVE,
-                    width="100%",
-                    custom_attrs=tid("account-current-password"),
-                ),
-            ),
-            _field(
-                "New password",
-                rx.input(
-                    name="new_password",
-                    type="password",
-                    auto_complete="new-password",
-                    disabled=NOT_LIVE,
-                    width="100%",
-                    custom_attrs=tid("account-new-password"),
-                ),
-                "At least 8 characters. Leave both empty to keep the password. A new "
-                "password signs you out everywhere else.",
-            ),
+            rx.cond(AccountState.has_password, _password_fields(), _no_password()),
             rx.cond(
                 AccountState.message != "",
                 rx.callout(

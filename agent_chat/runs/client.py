@@ -100,6 +100,7 @@ class BridgeClient:
     async def start_run(
         self,
         *,
+        user_id: int,
         session_id: str,
         message: str,
         history: list[dict[str, str]],
@@ -111,6 +112,7 @@ class BridgeClient:
         workspace: str | None = None,
     ) -> str:
         body: dict[str, Any] = {
+            "user": user_id,  # whose hermes home (memory) the run works in
             "session_id": session_id,
             "message": message,
             "history": history,
@@ -140,8 +142,10 @@ class BridgeClient:
             json={"clarify_id": clarify_id, "answer": answer},
         )
 
-    async def prepare(self, session_id: str, model: dict[str, Any], tool_profile: str) -> None:
-        body = {"model": model, "tool_profile": tool_profile}
+    async def prepare(
+        self, session_id: str, model: dict[str, Any], tool_profile: str, *, user_id: int
+    ) -> None:
+        body = {"user": user_id, "model": model, "tool_profile": tool_profile}
         await self._request("POST", f"/sessions/{session_id}/prepare", json=body)
 
     async def steer(self, run_id: str, text: str) -> None:
@@ -161,11 +165,19 @@ class BridgeClient:
         path = f"/approvals/always/{quote(pattern, safe='')}"
         return list((await self._request("DELETE", path, missing_run=False)).json()["patterns"])
 
-    async def get_memory(self) -> dict[str, str]:
-        return (await self._request("GET", "/memory")).json()
+    async def get_memory(self, *, user_id: int) -> dict[str, str]:
+        """The person's long-term memory (MEMORY.md, USER.md, limits)."""
+        return (await self._request("GET", "/memory", params={"user": user_id})).json()
 
-    async def put_memory(self, *, memory: str, user: str) -> dict[str, str]:
-        return (await self._request("PUT", "/memory", json={"memory": memory, "user": user})).json()
+    async def put_memory(self, *, user_id: int, memory: str, user: str) -> dict[str, str]:
+        """Save the person's MEMORY.md (`memory`) and USER.md (`user`) texts."""
+        body = {"memory": memory, "user": user}
+        return (await self._request("PUT", "/memory", params={"user": user_id}, json=body)).json()
+
+    async def claim_shared_memory(self, *, user_id: int) -> dict[str, Any]:
+        """Give the memory of an install from before accounts to this person (once)."""
+        body = {"user": user_id}
+        return (await self._request("POST", "/memory/claim-shared", json=body)).json()
 
     async def _has_nothing_after(self, run_id: str, last: int) -> bool:
         """True if the run has ended and its last event is at or before `last`."""

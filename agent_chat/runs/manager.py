@@ -34,6 +34,7 @@ from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange, SessionChang
 from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable
 from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
+from agent_chat.runs.memory_handover import SharedMemoryHandover
 from agent_chat.runs.placement import start_on_a_bridge
 from agent_chat.runs.queueing import QueueAndPrepare, RunRefused, StartedRun
 from agent_chat.runs.replay import StoredReplay
@@ -80,6 +81,7 @@ class RunManager(QueueAndPrepare, RunCommands):
         self.leases = HeldLeases(leases or LocalLeases())  # one consumer per run
         self._runs: dict[str, LiveRun] = {}
         self._lock = asyncio.Lock()
+        self.shared_memory = SharedMemoryHandover(storage=storage, client=self.client)
         self.consumer = Consumer(
             storage=storage,
             bridges=bridges,
@@ -235,6 +237,7 @@ class RunManager(QueueAndPrepare, RunCommands):
             raise RunRefused(str(exc)) from exc
 
     async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
+        await self.shared_memory.ensure()  # a pre-accounts memory goes to the first admin
         async with self._lock:
             if self._live_for(plan.session_uuid, plan.owner_id):
                 raise RunRefused(
@@ -287,6 +290,7 @@ class RunManager(QueueAndPrepare, RunCommands):
 
         def send(client: BridgeClient) -> Awaitable[str]:
             return client.start_run(
+                user_id=plan.owner_id,  # the agent works in its owner's hermes home (memory)
                 session_id=prepared.hermes_session,
                 message=prepared.text,
                 history=prepared.history,

@@ -77,6 +77,7 @@ class QueueAndPrepare:
         tool_profile: str | None,
         draft_hermes_session: str | None,
     ) -> None:
+        await self.shared_memory.ensure()  # type: ignore[attr-defined]
         try:
             target = await self.storage.call(
                 turns.agent_target,
@@ -90,8 +91,11 @@ class QueueAndPrepare:
             # The bridge the next run would use (runs/bridges.py: sticky, else least busy).
             last = await self.storage.call(run_bridges.last_run_bridge, session_uuid=session_uuid)
             url = self.bridges.choose(last_bridge=last, hermes_session=target.hermes_session)
-            await self.bridges.client(url).prepare(
-                target.hermes_session, bridge_model(target.model), target.tool_profile
+            await self.bridges.client(url).prepare(  # in the owner's hermes home
+                target.hermes_session,
+                bridge_model(target.model),
+                target.tool_profile,
+                user_id=user_id,
             )
             self.bridges.note_prepared(url, target.hermes_session)
         except (turns.Refused, BridgeError, NoHealthyBridge, SQLAlchemyError) as exc:

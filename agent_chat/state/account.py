@@ -32,15 +32,14 @@ class AccountState(AppState):
     display_name: str = ""
     username: str = ""
     role: str = ""
+    has_password: bool = True  # False: a single sign-on account (nothing to change)
     message: str = ""
     message_ok: bool = True
 
     async def _signed_in(self) -> SignedIn | None:
         return await self.signed_in()
 
-    @rx.event
-    async def load(self) -> None:
-        """Who is signed in (every page's sidebar asks once, on mount)."""
+    async def _show(self) -> SignedIn | None:
         user = await self._signed_in()
         if user is not None:
             self.display_name, self.username, self.role = (
@@ -48,11 +47,20 @@ class AccountState(AppState):
                 user.username,
                 user.role,
             )
+        return user
+
+    @rx.event
+    async def load(self) -> None:
+        """Who is signed in (every page's sidebar asks once, on mount)."""
+        await self._show()
 
     @rx.event
     async def open_page(self) -> None:
         self.message = ""
-        await self.load()
+        user = await self._show()
+        if user is not None:
+            row = await self.svc().storage.call(users.get_user, user_id=user.user_id)
+            self.has_password = row.password_hash is not None
 
     def _say(self, text: str, ok: bool) -> None:
         self.message, self.message_ok = text, ok

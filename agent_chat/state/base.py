@@ -26,11 +26,14 @@ SIGNED_IN_CACHE_SECONDS = 5.0
 _signed_in_cache: dict[str, tuple[float, SignedIn | None]] = {}
 
 
+SIGNED_OUT = "You are signed out. Reload the page to sign in again."
+
+
 class SignedOut(RuntimeError):
     """The tab's session ended (signed out, expired, revoked): nothing is read or changed."""
 
     def __init__(self) -> None:
-        super().__init__("You are signed out. Reload the page to sign in again.")
+        super().__init__(SIGNED_OUT)
 
 
 async def _lookup(token: str | None, *, fresh: bool = False) -> SignedIn | None:

@@ -1,7 +1,8 @@
 """The memory drawer of the open conversation (issue 5, seed 000 §5.8).
 
 Thin: the store's `memory_snapshot` gives working memory, recent tool calls, summaries and
-statistics; the bridge gives long-term memory (MEMORY.md / USER.md) and saves edits of it.
+statistics; the bridge gives long-term memory (MEMORY.md / USER.md) and saves edits of it:
+the signed-in person's own (hermes keeps a home per person, bridge/homes.py).
 Loading and saving run as background events, so a slow bridge never holds the tab's state
 lock (the live stream of a run keeps flowing while the drawer loads).
 """
@@ -25,7 +26,7 @@ from agent_chat.db.memory_views import (
 )
 from agent_chat.rows import tool_row
 from agent_chat.runs.client import BridgeError, BridgeUnavailable
-from agent_chat.state.base import AppState
+from agent_chat.state.base import SIGNED_OUT, AppState, SignedOut
 from agent_chat.state.sidebar import SidebarState
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,10 @@ class MemoryState(AppState):
     save_ok: bool = False
 
     _load_gen: int = 0
+    # Whose long-term texts the boxes hold: a tab keeps its state across a sign-out and a
+    # sign-in as someone else, and one person's texts or unsaved edits must never be shown
+    # to, or saved for, the next.
+    _long_term_user: int = 0
     # The texts as the bridge last gave them: an edit that differs is unsaved and survives
     # closing and reopening the drawer.
     _stored_memory: str = ""
@@ -205,8 +210,13 @@ class MemoryState(AppState):
                 error = "The conversation's memory could not be read (see the app's log)."
         long_term: dict[str, Any] | None = None
         long_term_error = ""
+        user_id = 0
         try:
-            long_term = await svc.bridge.get_memory()
+            user_id = await self._user_id()
+            await svc.runs.shared_memory.ensure()  # an old install's memory: its admin's
+            long_term = await svc.bridge.get_memory(user_id=user_id)
+        except SignedOut:
+            long_term_error = SIGNED_OUT
         except BridgeError as exc:
             long_term_error = (
                 f"{exc.message} Long-term memory lives in the agent service, so it cannot be "
@@ -219,6 +229,9 @@ class MemoryState(AppState):
             self.load_error = error
             self._show_snapshot(snapshot)
             self.long_term_error = long_term_error
+            if user_id != self._long_term_user:  # another person (or nobody) now
+                self._forget_long_term()
+                self._long_term_user = user_id
             if long_term is not None:
                 self._show_long_term(long_term, keep_edits=True)
 
@@ -268,6 +281,15 @@ class MemoryState(AppState):
 
     # ---- long-term memory --------------------------------------------------------------
 
+    async def _user_id(self) -> int:
+        """Whose long-term memory the drawer shows: the signed-in person's, always."""
+        return await self.user_id()
+
+    def _forget_long_term(self) -> None:
+        self.memory_text = self.user_text = self._stored_memory = self._stored_user = ""
+        self.long_term_loaded = False
+        self.save_message = ""
+
     @rx.event
     def discard_edits(self) -> None:
         """Back to the texts last read from the agent service."""
@@ -298,10 +320,15 @@ class MemoryState(AppState):
     @rx.event(background=True)
     async def save_in_background(self):
         async with self:
-            memory, user = self.memory_text, self.user_text
+            memory, user, shown_for = self.memory_text, self.user_text, self._long_term_user
         message, ok, saved = "", False, None
         try:
-            saved = await self.svc().bridge.put_memory(memory=memory, user=user)
+            user_id = await self._user_id()
+            if user_id != shown_for:  # the texts were another person's
+                raise SignedOut
+            saved = await self.svc().bridge.put_memory(user_id=user_id, memory=memory, user=user)
+        except SignedOut:
+            message = f"Not saved: {SIGNED_OUT} Copy your text first."
         except BridgeUnavailable as exc:
             message = (
                 f"Not saved: {exc.message} Your text is still here; save again when the "
@@ -314,7 +341,7 @@ class MemoryState(AppState):
                 message = f"Not saved: the agent service answered: {exc.message}"
         else:
             ok = True
-            message = "Saved. New runs of every conversation will see it."
+            message = "Saved. New runs of every conversation of yours will see it."
         async with self:
             self.saving = False
             self.save_ok = ok

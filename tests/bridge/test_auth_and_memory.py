@@ -1,4 +1,5 @@
-"""Bearer token, /health and the long-term memory endpoints (in-process via ASGITransport)."""
+"""Bearer token, /health and the long-term memory endpoints (in-process via ASGITransport);
+memory per person: tests/bridge/test_memory_per_user.py."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from agent_chat.bridge.settings import BridgeSettings
 def _client(hermes_home: Path, **overrides: object) -> httpx.AsyncClient:
     app = create_app(replace(BridgeSettings(hermes_home=hermes_home), **overrides))
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:18731"
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://127.0.0.1:18731",
+        params={"user": USER},  # whose memory: every request here is this person's
     )
+
+
+USER = 7
 
 
 async def test_bearer_token_is_required_everywhere_but_health(hermes_home: Path) -> None:
@@ -52,7 +58,7 @@ async def test_memory_put_then_get_round_trips_in_hermes_format(hermes_home: Pat
     assert put.status_code == 200
     assert got["memory"] == "likes tea\n§\nworks at night" and got["user"] == "Ada"
     assert got["limits"] == {"memory": 2200, "user": 1375}
-    assert (hermes_home / "memories" / "MEMORY.md").read_text(encoding="utf-8") == ""
+    assert (hermes_home / "users" / "7" / "memories" / "MEMORY.md").read_text("utf-8") == ""
     assert untouched.json()["memory"] == "likes tea\n§\nworks at night"
 
 

@@ -13,7 +13,7 @@ import httpx
 from agent_chat.bridge import hermes_caches
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
-from tests.support.sse import read_events, run_body, start_run
+from tests.support.sse import TEST_USER, read_events, run_body, start_run
 
 LOCAL = "http://127.0.0.1"  # a host the bridge's Host guard serves
 
@@ -38,7 +38,7 @@ async def test_a_second_conversation_on_the_same_endpoint_is_not_probed_again(
         await _run(client, bridge, fake_model, "hello too", second)
         assert hermes_caches.probe_count() == learnt  # the second agent asked nothing
     pool = bridge.app.state.pool
-    assert pool._entries[second].agent is not pool._entries[first].agent
+    assert pool.get(TEST_USER, second) is not pool.get(TEST_USER, first)
     from agent.ssl_verify import resolve_httpx_verify
 
     assert resolve_httpx_verify() is resolve_httpx_verify()  # one TLS setting per process
@@ -59,11 +59,11 @@ async def test_an_agent_built_from_the_shared_answers_carries_nothing_of_another
         # A's person chose "allow for this conversation" for a command (hermes keys it by
         # the session, which the bridge sets per run).
         approve_session(a, "recursive delete")
-        agent_a = bridge.app.state.pool._entries[a].agent
+        agent_a = bridge.app.state.pool.get(TEST_USER, a)
         assert agent_a._todo_store._items  # A's turn really made a plan
         fake_model.reset()
         stream = await _run(client, bridge, fake_model, "recall", b)
-    agent_b = bridge.app.state.pool._entries[b].agent
+    agent_b = bridge.app.state.pool.get(TEST_USER, b)
     assert agent_b is not agent_a
     assert "I have no earlier message." in stream.text()  # no history of A
     sent = fake_model.requests()[-1]["messages"]
@@ -71,7 +71,8 @@ async def test_an_agent_built_from_the_shared_answers_carries_nothing_of_another
     assert "secret plan A" not in conversation and "CALL" not in conversation
     assert agent_b._todo_store._items == []  # no todo list of A
     # Its own memory store: what A wrote reaches B only as the long-term memory on disk
-    # (MEMORY.md, the person's, shared by design), never through A's agent.
+    # (MEMORY.md of the same person: one person's conversations share it), never through
+    # A's agent.
     assert agent_b._memory_store is not agent_a._memory_store
     assert agent_b.session_id == b
     assert is_approved(a, "recursive delete") and not is_approved(b, "recursive delete")

@@ -6,7 +6,7 @@ import httpx
 
 from tests.fakes.model_server import TODO_ITEMS, RunningFakeModel
 from tests.support.bridge import RunningBridge
-from tests.support.sse import TERMINAL, Stream, read_events, run_body, start_run
+from tests.support.sse import TERMINAL, TEST_USER, Stream, read_events, run_body, start_run
 
 
 async def _run(bridge: RunningBridge, body: dict) -> Stream:
@@ -172,7 +172,11 @@ async def test_memory_edit_reaches_the_next_run_of_a_pooled_session(
     model = bridge.model(fake_model)
     await _run(bridge, run_body(model, "hello", "mem-s"))  # the session's agent is now pooled
     async with httpx.AsyncClient(base_url=bridge.base_url, timeout=10) as client:
-        put = await client.put("/memory", json={"memory": "The user's favourite colour is teal."})
+        put = await client.put(
+            "/memory",
+            params={"user": TEST_USER},
+            json={"memory": "The user's favourite colour is teal."},
+        )
     try:
         assert put.status_code == 200
         fake_model.reset()
@@ -180,7 +184,7 @@ async def test_memory_edit_reaches_the_next_run_of_a_pooled_session(
         assert "favourite colour is teal" in _system_text(fake_model.requests()[-1])
     finally:
         async with httpx.AsyncClient(base_url=bridge.base_url, timeout=10) as client:
-            await client.put("/memory", json={"memory": ""})
+            await client.put("/memory", params={"user": TEST_USER}, json={"memory": ""})
 
 
 async def test_project_files_in_the_bridge_cwd_stay_out_of_the_prompt(

@@ -279,7 +279,7 @@ async def test_the_watchdog_leaves_a_run_waiting_for_an_answer_alone(
 
 def test_the_watchdog_names_a_tool_that_went_quiet() -> None:
     request = StartRunRequest(
-        session_id="s", message="m", model={"base_url": "http://x/v1", "model": "m"}
+        user=1, session_id="s", message="m", model={"base_url": "http://x/v1", "model": "m"}
     )
     run = Run(request, "r1", clarify_max_wait_s=60)
     run.buffer.emit("tool_start", call_id="c1", tool="terminal", args={})
@@ -296,7 +296,7 @@ def test_the_watchdog_names_a_tool_that_went_quiet() -> None:
 
 def test_a_run_waiting_for_an_answer_is_never_idle() -> None:
     request = StartRunRequest(
-        session_id="s", message="m", model={"base_url": "http://x/v1", "model": "m"}
+        user=1, session_id="s", message="m", model={"base_url": "http://x/v1", "model": "m"}
     )
     run = Run(request, "r2", clarify_max_wait_s=60)
     run._status = RunState.WAITING_INPUT

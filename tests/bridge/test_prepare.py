@@ -13,15 +13,15 @@ import httpx
 
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
-from tests.support.sse import read_events, run_body, start_run
+from tests.support.sse import TEST_USER, read_events, run_body, start_run
 
 
 async def _prepared(bridge: RunningBridge, session: str, timeout: float = 30) -> object:
     pool = bridge.app.state.pool
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        entry = pool._entries.get(session)
-        if entry is not None and session not in pool._building:
+        entry = pool._entries.get((TEST_USER, session))
+        if entry is not None and (TEST_USER, session) not in pool._building:
             return entry.agent
         await asyncio.sleep(0.05)
     raise AssertionError(f"no agent was prepared for {session}")
@@ -38,18 +38,18 @@ async def test_the_first_run_uses_the_agent_prepared_for_its_conversation(
         )
         run_a = await start_run(client, run_body(bridge.model(fake_model), secret, first))
         await read_events(client, run_a)
-        body = {"model": bridge.model(fake_model), "tool_profile": "chat"}
+        body = {"user": TEST_USER, "model": bridge.model(fake_model), "tool_profile": "chat"}
         response = await client.post(f"/sessions/{second}/prepare", json=body)
         assert response.status_code == 202
         agent = await _prepared(bridge, second)
-        assert agent is not bridge.app.state.pool._entries[first].agent
+        assert agent is not bridge.app.state.pool.get(TEST_USER, first)
         run_b = await start_run(client, run_body(bridge.model(fake_model), "hello B", second))
         stream = await read_events(client, run_b)
     assert stream.events[-1].type == "run_completed"
-    assert bridge.app.state.pool._entries[second].agent is agent  # used, not rebuilt
+    assert bridge.app.state.pool.get(TEST_USER, second) is agent  # used, not rebuilt
     sent = json.dumps(fake_model.requests()[-1]["messages"])
     assert "secret plan A" not in sent and "CALL todo" not in sent
     # A prepare for a profile the bridge has not enabled is refused.
     async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
-        body = {"model": bridge.model(fake_model), "tool_profile": "workspace"}
+        body = {"user": TEST_USER, "model": bridge.model(fake_model), "tool_profile": "workspace"}
         assert (await client.post(f"/sessions/{second}/prepare", json=body)).status_code == 422

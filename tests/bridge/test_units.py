@@ -90,39 +90,39 @@ def test_nothing_is_emitted_after_the_terminal_event() -> None:
 def test_pool_reuses_per_session_rebuilds_for_other_model_and_evicts_lru() -> None:
     built: list[tuple[str, str]] = []
 
-    def factory(session_id: str, model: ModelSpec, profile: str) -> object:
+    def factory(user_id: int, session_id: str, model: ModelSpec, profile: str) -> object:
         built.append((session_id, model.model))
         return object()
 
     pool = AgentPool(factory, size=2)
     model_a = ModelSpec(base_url="http://m/v1", model="a")
     model_b = ModelSpec(base_url="http://m/v1", model="b")
-    first = pool.acquire("s1", model_a)
-    pool.release("s1", first)
-    assert pool.acquire("s1", model_a) is first
-    pool.release("s1", first)
-    other = pool.acquire("s1", model_b)
+    first = pool.acquire(1, "s1", model_a)
+    pool.release(1, "s1", first)
+    assert pool.acquire(1, "s1", model_a) is first
+    pool.release(1, "s1", first)
+    other = pool.acquire(1, "s1", model_b)
     assert other is not first
-    pool.release("s1", other)
+    pool.release(1, "s1", other)
     for sid in ("s2", "s3"):
-        pool.release(sid, pool.acquire(sid, model_a))
+        pool.release(1, sid, pool.acquire(1, sid, model_a))
     assert len(pool) == 2  # s1 was the least recently used
-    assert pool.acquire("s1", model_b) is not other
+    assert pool.acquire(1, "s1", model_b) is not other
     assert built[-1] == ("s1", "b")
 
 
 def test_pool_builds_a_new_agent_for_another_tool_profile() -> None:
     built: list[str] = []
 
-    def factory(session_id: str, model: ModelSpec, profile: str) -> object:
+    def factory(user_id: int, session_id: str, model: ModelSpec, profile: str) -> object:
         built.append(profile)
         return object()
 
     pool = AgentPool(factory, size=2)
     model = ModelSpec(base_url="http://m/v1", model="a")
-    chat = pool.acquire("s1", model, "chat")
-    pool.release("s1", chat)
-    work = pool.acquire("s1", model, "workspace")
+    chat = pool.acquire(1, "s1", model, "chat")
+    pool.release(1, "s1", chat)
+    work = pool.acquire(1, "s1", model, "workspace")
     assert work is not chat and built == ["chat", "workspace"]
 
 

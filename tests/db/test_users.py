@@ -242,3 +242,21 @@ def test_changing_the_password_ends_every_other_session(session: Session) -> Non
     assert not users.check_login(
         session=session, username="a", password="first-password", now=now
     ).user
+
+
+def test_the_first_administrator_is_the_oldest_admin(session: Session) -> None:
+    # Who inherits hermes' shared memory of an install from before accounts.
+    assert users.first_admin_id(session=session) is None
+    first = users.create_first_admin(session=session, username="boss", password="password-1")
+    users.create_user(session=session, username="member", password="password-2")
+    later = users.create_user(
+        session=session, username="second", password="password-3", role=users.UserRole.ADMIN
+    )
+    later.created_at = first.created_at + timedelta(seconds=1)
+    session.add(later)
+    session.flush()
+    assert users.first_admin_id(session=session) == first.id
+    first.role = "member"  # no longer an administrator: the next oldest one is
+    session.add(first)
+    session.flush()
+    assert users.first_admin_id(session=session) == later.id

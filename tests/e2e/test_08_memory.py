@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.accounts import ADMIN_USER
+from tests.support.accounts import ADMIN_USER, user_id_of
 from tests.support.browser import new_chat, send
 from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
 from tests.support.users import user_named
@@ -20,7 +20,9 @@ MEMORY_LIMIT = 2200  # hermes' default MEMORY.md limit (the e2e HERMES_HOME keep
 
 
 def _bridge_memory(stack: Stack) -> dict:
-    return httpx.get(f"http://127.0.0.1:{stack.bridge_port}/memory", timeout=10).json()
+    """The signed-in administrator's long-term memory, as the bridge keeps it."""
+    params = {"user": user_id_of(stack.db_url)}
+    return httpx.get(f"{stack.bridge_url}/memory", params=params, timeout=10).json()
 
 
 def _open_drawer(page: Page):

@@ -224,7 +224,7 @@ def test_a_rebinding_host_is_refused_by_the_app_and_the_bridge(
         assert response.status_code == 400, (path, response.status_code, response.text)
         assert response.json() == {"detail": f"Host {host!r} is not served here."}
     # The control (the e2e bridge runs without a token).
-    assert httpx.get(f"{bridge}/memory", timeout=10).status_code == 200
+    assert httpx.get(f"{bridge}/memory", params={"user": 1}, timeout=10).status_code == 200
     own = httpx.get(f"{bridge}/health", headers={"Host": "localhost"}, timeout=10)
     assert own.status_code == 200
 

@@ -27,7 +27,7 @@ def new_session() -> str:
 
 async def start(client: BridgeClient, bridge: RunningBridge, fake: RunningFakeModel, text: str):
     return await client.start_run(
-        session_id=new_session(), message=text, history=[], model=bridge.model(fake)
+        user_id=1, session_id=new_session(), message=text, history=[], model=bridge.model(fake)
     )
 
 
@@ -159,7 +159,11 @@ async def test_bridge_not_listening_is_bridge_unavailable_with_a_readable_messag
         assert url in excinfo.value.message and "not reachable" in excinfo.value.message
         with pytest.raises(BridgeUnavailable) as excinfo:
             await client.start_run(
-                session_id="s", message="hi", history=[], model={"base_url": "x", "model": "m"}
+                user_id=1,
+                session_id="s",
+                message="hi",
+                history=[],
+                model={"base_url": "x", "model": "m"},
             )
         assert url in str(excinfo.value)
         seen: list[bool] = []
@@ -177,11 +181,16 @@ async def test_duplicate_run_id_is_a_bridge_error_with_the_bridges_detail(
     run_id = f"dup-{uuid.uuid4().hex[:8]}"
     model = bridge.model(fake_model)
     await client.start_run(
-        session_id=new_session(), message="hi", history=[], model=model, run_id=run_id
+        user_id=1, session_id=new_session(), message="hi", history=[], model=model, run_id=run_id
     )
     with pytest.raises(BridgeError) as excinfo:
         await client.start_run(
-            session_id=new_session(), message="hi", history=[], model=model, run_id=run_id
+            user_id=1,
+            session_id=new_session(),
+            message="hi",
+            history=[],
+            model=model,
+            run_id=run_id,
         )
     assert excinfo.value.status_code == 409
     assert not isinstance(excinfo.value, (BridgeUnavailable, RunNotFound))
@@ -194,9 +203,13 @@ async def test_second_run_of_a_session_is_409_with_the_bridges_detail(
 ) -> None:
     session_id = new_session()
     model = bridge.model(fake_model)
-    run_id = await client.start_run(session_id=session_id, message="ask", history=[], model=model)
+    run_id = await client.start_run(
+        user_id=1, session_id=session_id, message="ask", history=[], model=model
+    )
     with pytest.raises(BridgeError) as excinfo:
-        await client.start_run(session_id=session_id, message="hi", history=[], model=model)
+        await client.start_run(
+            user_id=1, session_id=session_id, message="hi", history=[], model=model
+        )
     assert excinfo.value.status_code == 409
     assert excinfo.value.message  # the bridge's sentence, not an empty string
     await client.stop(run_id)
@@ -209,7 +222,11 @@ async def test_bad_body_is_a_bridge_error_with_the_validation_detail(
 ) -> None:
     with pytest.raises(BridgeError) as excinfo:
         await client.start_run(
-            session_id="s", message="hi", history=[], model={"base_url": "", "model": "m"}
+            user_id=1,
+            session_id="s",
+            message="hi",
+            history=[],
+            model={"base_url": "", "model": "m"},
         )
     assert excinfo.value.status_code == 422
     assert "at least 1 character" in excinfo.value.message

@@ -29,6 +29,7 @@ from agent_chat.services import start_services, stop_services
 from tests.fakes.model_server import RunningFakeModel
 from tests.support import runs
 from tests.support.processes import ROOT
+from tests.support.users import default_owner
 
 MODEL_OF = {"model": "fake-model"}
 
@@ -49,7 +50,9 @@ def model(fake: RunningFakeModel) -> dict[str, str]:
 
 async def start(client: BridgeClient, fake: RunningFakeModel, text: str) -> str:
     session = f"embedded-{uuid.uuid4().hex[:8]}"
-    return await client.start_run(session_id=session, message=text, history=[], model=model(fake))
+    return await client.start_run(
+        user_id=1, session_id=session, message=text, history=[], model=model(fake)
+    )
 
 
 async def test_events_stream_while_the_run_waits_and_replay_after_last_event_id(
@@ -106,10 +109,10 @@ async def test_the_token_is_random_per_process_and_checked(hermes_home: Path) ->
     try:
         assert (await good.health())["status"] == "ok"
         assert await good.always_allowed() == []
-        assert set(await good.get_memory()) >= {"memory", "user"}
+        assert set(await good.get_memory(user_id=1)) >= {"memory", "user"}
         for client in (wrong, none):
             with pytest.raises(BridgeError) as caught:
-                await client.get_memory()
+                await client.get_memory(user_id=1)
             assert caught.value.status_code == 401
     finally:
         for client in (good, wrong, none):
@@ -190,7 +193,10 @@ async def test_services_run_the_bridge_and_a_restart_fails_the_running_answer(
         assert svc.embedded is not None and svc.bridge_watch.hint == EMBEDDED_HINT
         assert await svc.bridge_watch.check()
         chat = runs.new_chat(storage)
-        started = await svc.runs.send(session_uuid=chat, text="ask me before the restart")
+        owner = storage.call_sync(default_owner)
+        started = await svc.runs.send(
+            user_id=owner, session_uuid=chat, text="ask me before the restart"
+        )
         registry = svc.embedded.app.state.registry
         await runs.wait_for(lambda: registry.counts()["waiting_runs"] == 1, timeout=30)
     finally:
@@ -202,7 +208,7 @@ async def test_services_run_the_bridge_and_a_restart_fails_the_running_answer(
     try:
         failed = await runs.finished(storage, started.assistant_message_id)
         assert failed.status == "FAILED" and failed.error == BRIDGE_RESTARTED
-        again = await svc.runs.send(session_uuid=chat, text="Still there?")
+        again = await svc.runs.send(user_id=owner, session_uuid=chat, text="Still there?")
         answer = await runs.finished(storage, again.assistant_message_id)
         assert answer.status == "SUCCESS" and answer.content == "Echo: Still there?"
     finally:

@@ -40,6 +40,7 @@ def test_a_killed_bridge_is_started_again_and_answers(
         headers = {"Authorization": "Bearer supervised"}
         with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
             body = {
+                "user": 1,
                 "session_id": "after-restart",
                 "message": "hello again",
                 "model": {"base_url": fake_model.base_url, "model": "fake-model"},

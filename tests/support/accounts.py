@@ -12,7 +12,7 @@ from pwdlib import PasswordHash
 from pwdlib.hashers.argon2 import Argon2Hasher
 
 from agent_chat.auth import COOKIE_NAME
-from agent_chat.db import passwords
+from agent_chat.db import passwords, users
 
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "test-admin-password"
@@ -37,3 +37,38 @@ def session_cookie(
     )
     assert response.status_code == 200, response.text
     return response.cookies[COOKIE_NAME]
+
+
+def user_id_of(db_url: str, username: str = ADMIN_USER) -> int:
+    """The id of the account `username` (the stack's administrator by default)."""
+    from agent_chat.db.engine import make_engine, open_session
+
+    engine = make_engine(db_url)
+    try:
+        with open_session(engine) as session:
+            user = users.find_user(session=session, username=username)
+            assert user is not None and user.id is not None, f"no account {username!r}"
+            return user.id
+    finally:
+        engine.dispose()
+
+
+def ensure_member(db_url: str, username: str, password: str) -> int:
+    """A member account (made unless it exists: stacks keep accounts between files); its id."""
+    from agent_chat.db.engine import make_engine, open_session
+
+    engine = make_engine(db_url)
+    try:
+        with open_session(engine) as session:
+            user = users.find_user(session=session, username=username)
+            if user is None:
+                user = users.create_user(
+                    session=session,
+                    username=username,
+                    password_hash=passwords.hash_password(password),
+                    display_name=username.title(),
+                )
+            assert user.id is not None
+            return user.id
+    finally:
+        engine.dispose()

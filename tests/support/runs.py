@@ -25,11 +25,10 @@ from tests.support.users import default_owner
 MakeManager = Callable[..., Any]
 
 
-def new_chat(storage: Storage) -> str:
-    """A new, empty conversation; its uuid."""
-    return storage.call_sync(
-        sessions.create_session, user_id=storage.call_sync(default_owner)
-    ).session_uuid
+def new_chat(storage: Storage, user_id: int | None = None) -> str:
+    """A new, empty conversation of `user_id` (default: the default owner); its uuid."""
+    owner = user_id if user_id is not None else storage.call_sync(default_owner)
+    return storage.call_sync(sessions.create_session, user_id=owner).session_uuid
 
 
 def fake_model_row(storage: Storage, fake: RunningFakeModel) -> int:

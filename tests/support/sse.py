@@ -82,5 +82,11 @@ async def start_run(client: httpx.AsyncClient, body: dict[str, Any]) -> str:
     return response.json()["run_id"]
 
 
+# The person a test run is for (the bridge keeps a hermes home per user id).
+TEST_USER = 1
+
+
 def run_body(model: dict[str, Any], message: str, session_id: str, **extra: Any) -> dict[str, Any]:
-    return {"session_id": session_id, "message": message, "history": [], "model": model, **extra}
+    """A `POST /runs` body for TEST_USER (`user=` in `extra` for another person)."""
+    body = {"user": TEST_USER, "session_id": session_id, "message": message, "history": []}
+    return {**body, "model": model, **extra}

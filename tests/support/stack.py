@@ -40,7 +40,7 @@ description: Answers in haiku
 Answer every question as a haiku.
 """
 # Accounts survive `Stack.reset()`: the administrator and its session are the stack's.
-KEPT_BY_RESET = frozenset({"app_user", "auth_session"})
+KEPT_BY_RESET = frozenset({"app_user", "auth_session", "oidc_identity"})
 # Settings the stack decides itself, whatever the caller's environment says.
 _UNSET = (
     "AGENT_CHAT_MODEL_BASE_URL",
@@ -172,13 +172,14 @@ class Stack:
 
     def reset(self, timeout: float = 30) -> None:
         """Back to an empty app: runs still going stopped and finished, every conversation and
-        model deleted, long-term memory emptied, the fake model's request log cleared. The
-        accounts and their sessions stay (the signed-in administrator with them)."""
+        model deleted, every person's long-term memory emptied, the fake model's request log
+        cleared. The accounts and their sessions stay (the signed-in administrator with
+        them)."""
         from sqlmodel import SQLModel, col, select
 
         import agent_chat.db.models  # noqa: F401  (registers the tables)
         from agent_chat.db.engine import make_engine
-        from agent_chat.db.models import ChatMessage
+        from agent_chat.db.models import AppUser, ChatMessage
 
         self.ensure_running()
         engine = make_engine(self.db_url)
@@ -200,9 +201,11 @@ class Stack:
                 for table in reversed(SQLModel.metadata.sorted_tables):
                     if table.name not in KEPT_BY_RESET:
                         connection.execute(table.delete())
+            with engine.connect() as connection:
+                people = list(connection.execute(select(AppUser.id)).scalars())
         finally:
             engine.dispose()
-        self._empty_memory()
+        self._empty_memory(people)
         self.fake.reset()
 
     def _stop_run(self, run_id: str) -> None:
@@ -213,18 +216,25 @@ class Stack:
         url = f"{self.url}/api/chat/runs/{run_id}/stop"
         httpx.post(url, headers=self.auth_headers, timeout=10)
 
-    def _empty_memory(self) -> None:
+    def _empty_memory(self, people: list[int]) -> None:
+        """Every person's hermes memory emptied (a memory per person: bridge/homes.py)."""
         if not self.embedded:
-            reply = httpx.put(
-                f"{self.bridge_url}/memory", json={"memory": "", "user": ""}, timeout=10
-            )
-            reply.raise_for_status()
+            for user_id in people:
+                reply = httpx.put(
+                    f"{self.bridge_url}/memory",
+                    params={"user": user_id},
+                    json={"memory": "", "user": ""},
+                    timeout=10,
+                )
+                reply.raise_for_status()
             return
         # No way in from outside the app: empty hermes' files (agents built later read them).
-        memories = Path(self.env["HERMES_HOME"]) / "memories"
-        for name in ("MEMORY.md", "USER.md"):
-            if (memories / name).exists():
-                (memories / name).write_text("", encoding="utf-8")
+        home = Path(self.env["HERMES_HOME"])
+        homes = [home] + [home / "users" / str(user_id) for user_id in people]
+        for memories in (h / "memories" for h in homes):
+            for name in ("MEMORY.md", "USER.md"):
+                if (memories / name).exists():
+                    (memories / name).write_text("", encoding="utf-8")
 
 
 def ensure_fake_model(page: Any, stack: Stack) -> None:

@@ -1,4 +1,5 @@
-"""The Long-term tab: MEMORY.md and USER.md, shared by every conversation, editable."""
+"""The Long-term tab: the signed-in person's MEMORY.md and USER.md, shared by their
+conversations, editable."""
 
 from __future__ import annotations
 
@@ -71,8 +72,9 @@ def long_term_view() -> rx.Component:
     """MEMORY.md and USER.md, editable, saved through the agent service."""
     return rx.vstack(
         hint(
-            "Shared by every conversation. Hermes reads these files when an agent starts and "
-            "may add to them itself. Entries are separated by a line holding only §."
+            "Yours: shared by every conversation of yours, never shown to anyone else. Hermes "
+            "reads these files when an agent starts and may add to them itself. Entries are "
+            "separated by a line holding only §."
         ),
         rx.cond(
             MemoryState.long_term_error != "",
