@@ -178,8 +178,7 @@ class ChatMessage(SQLModel, table=True):
     model_id: int | None = None
     skill_folder: str | None = None
     tool_profile: str | None = None  # assistant messages: the profile the run had
-    # Assistant messages: the bridge the run went to (runs/bridges.py); None is the first.
-    bridge_url: str | None = None
+    bridge_url: str | None = None  # answers: the run's bridge (runs/bridges.py); None: the first
     error: str | None = Field(default=None, sa_type=Text)
     attachment_id: int | None = None  # reserved for attachments
     input_tokens: int | None = None
