@@ -20,6 +20,7 @@ from agent_chat.pages.users import users_page
 from agent_chat.services import services, start_services, stop_services
 from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
+from agent_chat.state.bridges import BridgesState
 from agent_chat.state.chat import ChatState
 from agent_chat.state.hosting import HostingState
 from agent_chat.state.live import LiveState
@@ -83,6 +84,7 @@ app.add_page(
         AlwaysAllowedState.load,
         NotifySettingsState.load,
         HostingState.load,
+        BridgesState.load,
     ],
     title="Models · Agent Chat",
 )

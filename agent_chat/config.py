@@ -20,6 +20,7 @@ DEFAULT_APP_PORT = 3000
 DEFAULT_SESSION_HOURS = 12.0
 DEFAULT_STREAM_TTL_S = 3600.0
 DEFAULT_LEASE_S = 5.0
+DEFAULT_BRIDGE_DOWN_AFTER_S = 15.0
 BRIDGE_EXTERNAL = "external"  # the bridge is its own process (python -m agent_chat.bridge)
 BRIDGE_EMBEDDED = (
     "embedded"  # the bridge runs inside the web app's process (agent_chat/embedded.py)
@@ -60,6 +61,16 @@ class Settings:
     # the default), or inside this web process (embedded: hosts that run one service, such
     # as Reflex Cloud; a web restart then stops running agents).
     bridge_mode: str = BRIDGE_EXTERNAL
+    # Several bridges (runs/bridges.py, AGENT_CHAT_BRIDGE_URLS): every bridge's URL, the
+    # first being `bridge_url`; empty for one bridge. All share `bridge_token`;
+    # a bridge unreachable for longer than `bridge_down_after_s` fails its runs.
+    bridge_urls: tuple[str, ...] = ()
+    bridge_down_after_s: float = DEFAULT_BRIDGE_DOWN_AFTER_S
+
+    @property
+    def all_bridge_urls(self) -> tuple[str, ...]:
+        """The bridges the app uses, the first one first (`bridge_url` alone by default)."""
+        return self.bridge_urls or (self.bridge_url,)
 
     @property
     def embedded_bridge(self) -> bool:
@@ -115,6 +126,36 @@ def bridge_mode(redis_url: str | None) -> str:
     return raw
 
 
+def bridge_urls(mode: str) -> tuple[str, ...]:
+    """AGENT_CHAT_BRIDGE_URLS (comma-separated) or AGENT_CHAT_BRIDGE_URL (one bridge), the
+    default port on this machine otherwise. Both set is refused unless they name the same
+    bridges; so are an empty entry, a URL that is not http(s), a duplicate, and several
+    bridges with the embedded one (it is the only bridge then)."""
+    one = os.environ.get("AGENT_CHAT_BRIDGE_URL", "").strip().rstrip("/")
+    raw = os.environ.get("AGENT_CHAT_BRIDGE_URLS", "").strip()
+    if not raw:
+        return (one or f"http://127.0.0.1:{DEFAULT_BRIDGE_PORT}",)
+    urls = tuple(part.strip().rstrip("/") for part in raw.split(","))
+    for url in urls:
+        if not url:
+            raise ValueError(f"AGENT_CHAT_BRIDGE_URLS has an empty entry: {raw!r}")
+        if not url.startswith(("http://", "https://")) or url[-3:] == "://":
+            raise ValueError(f"AGENT_CHAT_BRIDGE_URLS: {url!r} is not an http(s) URL")
+    if len(set(urls)) != len(urls):
+        raise ValueError(f"AGENT_CHAT_BRIDGE_URLS names a bridge twice: {raw!r}")
+    if one and (one,) != urls:
+        raise ValueError(
+            "Set AGENT_CHAT_BRIDGE_URLS or AGENT_CHAT_BRIDGE_URL, not both: "
+            f"{raw!r} and {one!r} differ (AGENT_CHAT_BRIDGE_URL is the one-bridge form)"
+        )
+    if mode == BRIDGE_EMBEDDED:
+        raise ValueError(
+            "AGENT_CHAT_BRIDGE=embedded is the only bridge, inside the web app; it cannot be "
+            "combined with AGENT_CHAT_BRIDGE_URLS: unset one of them"
+        )
+    return urls
+
+
 def default_db_url() -> str:
     return f"sqlite:///{DATA_DIR / 'agent_chat.db'}"
 
@@ -134,11 +175,11 @@ def normalize_db_url(url: str) -> str:
 def load_settings() -> Settings:
     env = os.environ.get
     redis_url = env("AGENT_CHAT_REDIS_URL") or None
+    mode = bridge_mode(redis_url)
+    urls = bridge_urls(mode)
     return Settings(
         db_url=normalize_db_url(env("AGENT_CHAT_DB_URL") or default_db_url()),
-        bridge_url=(
-            env("AGENT_CHAT_BRIDGE_URL") or f"http://127.0.0.1:{DEFAULT_BRIDGE_PORT}"
-        ).rstrip("/"),
+        bridge_url=urls[0],
         bridge_token=env("AGENT_CHAT_BRIDGE_TOKEN") or None,
         app_host=env("AGENT_CHAT_HOST") or "127.0.0.1",
         app_port=_int("AGENT_CHAT_PORT", DEFAULT_APP_PORT) or DEFAULT_APP_PORT,
@@ -157,7 +198,11 @@ def load_settings() -> Settings:
         redis_url=redis_url,
         redis_stream_ttl_s=_positive_float("AGENT_CHAT_REDIS_STREAM_TTL", DEFAULT_STREAM_TTL_S),
         redis_lease_s=_positive_float("AGENT_CHAT_REDIS_LEASE_S", DEFAULT_LEASE_S),
-        bridge_mode=bridge_mode(redis_url),
+        bridge_mode=mode,
+        bridge_urls=urls if len(urls) > 1 else (),
+        bridge_down_after_s=_positive_float(
+            "AGENT_CHAT_BRIDGE_DOWN_AFTER_S", DEFAULT_BRIDGE_DOWN_AFTER_S
+        ),
         oidc=load_oidc_settings(),
     )
 

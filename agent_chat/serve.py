@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> None:
     bridge, supervisor = None, None
     if settings.embedded_bridge:
         log.info("the bridge runs inside the web app (AGENT_CHAT_BRIDGE=embedded)")
+    elif settings.bridge_urls:  # several bridges: each runs on its own, started by you
+        log.info("several bridges (AGENT_CHAT_BRIDGE_URLS): %s", ", ".join(settings.bridge_urls))
     else:
         bridge_token(os.environ)  # before either process starts: both inherit it
         bridge = start_bridge(settings.bridge_url)

@@ -19,6 +19,7 @@ from agent_chat.config import Settings, load_settings
 from agent_chat.db import model_configs, users
 from agent_chat.db.engine import make_engine, migrate
 from agent_chat.runs.bridge_watch import EMBEDDED_HINT, UNREACHABLE_HINT, BridgeWatch
+from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
@@ -35,7 +36,7 @@ class Services:
     settings: Settings
     engine: Engine
     storage: Storage
-    bridge: BridgeClient
+    bridge: BridgeClient  # the first bridge (memory, always-allow rules)
     runs: RunManager
     bridge_watch: BridgeWatch
     # Whether a browser tab (client token) is still connected to this process: the web
@@ -75,9 +76,14 @@ async def start_services(
 
         embedded = EmbeddedBridge()
         await embedded.start()
-        bridge = embedded.client()
-    else:
-        bridge = BridgeClient(settings.bridge_url, token=settings.bridge_token)
+        bridges = BridgeSet([embedded.client()])
+    else:  # one client per bridge (AGENT_CHAT_BRIDGE_URLS), each run pinned to one
+        bridges = BridgeSet.of(
+            settings.all_bridge_urls,
+            token=settings.bridge_token,
+            reconnect_for=settings.bridge_down_after_s,
+        )
+    bridge = bridges.first
     bus, leases = None, None
     if settings.redis_url:  # several workers: events, states and leases through Redis
         bus, leases = redis_run_bus(
@@ -86,14 +92,16 @@ async def start_services(
             stream_ttl_s=settings.redis_stream_ttl_s,
             lease_s=settings.redis_lease_s,
         )
-    runs = RunManager(settings=settings, storage=storage, client=bridge, bus=bus, leases=leases)
-    watch = BridgeWatch(bridge, runs.bus, hint=EMBEDDED_HINT if embedded else UNREACHABLE_HINT)
+    runs = RunManager(settings=settings, storage=storage, bridges=bridges, bus=bus, leases=leases)
+    watch = BridgeWatch(bridges, runs.bus, hint=EMBEDDED_HINT if embedded else UNREACHABLE_HINT)
+    runs.recheck_bridges = watch.check
     _services = Services(settings, engine, storage, bridge, runs, watch, embedded=embedded)
     if tab_connected is not None:
         _services.tab_connected = tab_connected
     await runs.start()
     watch.start()
-    log.info("services started (bridge %s)", "embedded" if embedded else settings.bridge_url)
+    where = "embedded" if embedded else ", ".join(settings.all_bridge_urls)
+    log.info("services started (bridge %s)", where)
     return _services
 
 
@@ -108,7 +116,7 @@ async def stop_services() -> None:
     await services.runs.close()
     if services.embedded is not None:
         await services.embedded.stop()
-    await services.bridge.aclose()
+    await services.runs.bridges.aclose()
     services.engine.dispose()
 
 

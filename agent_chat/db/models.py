@@ -178,6 +178,7 @@ class ChatMessage(SQLModel, table=True):
     model_id: int | None = None
     skill_folder: str | None = None
     tool_profile: str | None = None  # assistant messages: the profile the run had
+    bridge_url: str | None = None  # answers: the run's bridge (runs/bridges.py); None: the first
     error: str | None = Field(default=None, sa_type=Text)
     attachment_id: int | None = None  # reserved for attachments
     input_tokens: int | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat import routes
+from agent_chat.components.bridges import bridges_section
 from agent_chat.components.common import tid
 from agent_chat.components.hosting import hosting_section
 from agent_chat.components.layout import app_frame
@@ -260,6 +261,7 @@ def models_page() -> rx.Component:
                 notifications_section(),
                 shared_links_section(),
                 hosting_section(),
+                bridges_section(),
                 rx.link(
                     "API tokens (HTTP API, command line) →",
                     href=routes.SETTINGS_TOKENS,

@@ -1,9 +1,11 @@
-"""Whether the bridge answers, watched once per app process for every tab.
+"""Whether the bridges answer, watched once per app process for every tab.
 
-Polls the bridge's /health every few seconds. When the answer changes (the bridge died, or
-came back after the launcher restarted it), every tab's watcher is woken through the bus
-with a `SessionChange` for no conversation (`BRIDGE_CHANGE`), so the banner appears and
-clears by itself.
+Polls every bridge's /health every few seconds and records each one's health in the
+`BridgeSet` (reachable or not since when, the last error, active and waiting runs: what a
+new run's choice and the administrators' "Agent services" list read). When the app's
+answer changes (no bridge answers any more, or one came back after the launcher restarted
+it), every tab's watcher is woken through the bus with a `SessionChange` for no
+conversation (`BRIDGE_CHANGE`), so the banner appears and clears by itself.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 
+from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.bus import EVERYONE, RunBus, SessionChange
 from agent_chat.runs.client import BridgeClient, BridgeError
 
@@ -32,13 +35,13 @@ EMBEDDED_HINT = (
 class BridgeWatch:
     def __init__(
         self,
-        client: BridgeClient,
+        bridges: BridgeSet | BridgeClient,
         bus: RunBus,
         interval_s: float = 2.0,
         *,
         hint: str = UNREACHABLE_HINT,
     ) -> None:
-        self._client = client
+        self.bridges = bridges if isinstance(bridges, BridgeSet) else BridgeSet([bridges])
         self._bus = bus
         self.interval_s = interval_s
         self.hint = hint  # what to do about it (the embedded bridge: restart the web app)
@@ -58,16 +61,31 @@ class BridgeWatch:
             self._task = None
 
     def banner(self) -> str:
-        """The banner sentence while the bridge is down, else ""."""
+        """The banner sentence while no bridge answers, else ""."""
         return "" if self.up else f"{self.problem} {self.hint}"
 
-    async def check(self) -> bool:
+    async def _check_one(self, url: str) -> bool:
         try:
-            await self._client.health()
+            counts = await self.bridges.client(url).health()
         except BridgeError as exc:
-            up, self.problem = False, exc.message
-        else:
-            up = True
+            was = self.bridges.healthy(url)
+            self.bridges.record_down(url, exc.message)
+            if was and self.bridges.several:
+                log.warning("the bridge %s is unreachable: %s", url, exc.message)
+            return False
+        if not self.bridges.healthy(url) and self.bridges.several:
+            log.warning("the bridge %s is back", url)
+        self.bridges.record_up(url, counts)
+        return True
+
+    async def check(self) -> bool:
+        """Poll every bridge; True if at least one answers (new runs can be answered)."""
+        urls = self.bridges.configured
+        results = await asyncio.gather(*(self._check_one(u) for u in urls))
+        up = any(results)
+        if not up:
+            errors = [self.bridges.health[u].last_error for u in urls]
+            self.problem = errors[0] if len(errors) == 1 else " ".join(errors)
         if up != self.up:
             self.up = up
             log.warning("the bridge is %s", "back" if up else f"unreachable: {self.problem}")

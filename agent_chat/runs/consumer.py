@@ -29,8 +29,9 @@ from agent_chat.protocol.events import (
 from agent_chat.protocol.log_codec import LogRow, event_to_row
 from agent_chat.protocol.reducer import RunView, apply
 from agent_chat.runs.batch_writer import LogBatchWriter
+from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.bus import RunBus, SessionChange
-from agent_chat.runs.client import BridgeClient, BridgeError, RunNotFound
+from agent_chat.runs.client import BridgeError, BridgeUnavailable, RunNotFound
 from agent_chat.runs.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,11 @@ FINAL_STATUS = {
 BRIDGE_RESTARTED = (
     "The agent service was restarted while this answer was being written, so the run was lost. "
     "Everything received until then is kept; send the question again to retry."
+)
+BRIDGE_LOST = (
+    "The agent service at {url} stopped answering for more than {seconds:.0f} s while this "
+    "answer was being written, so the run was lost. Everything received until then is kept; "
+    "send the question again to retry."
 )
 
 
@@ -57,6 +63,7 @@ class LiveRun:
     owner_id: int | None  # whose conversation (and run) it is
     view: RunView = field(default_factory=RunView)
     task: asyncio.Task | None = None
+    bridge_url: str | None = None  # the bridge the run is pinned to (None: the first)
 
     @property
     def session_state(self) -> str:
@@ -71,14 +78,14 @@ class Consumer:
         self,
         *,
         storage: Storage,
-        client: BridgeClient,
+        bridges: BridgeSet,
         bus: RunBus,
         lock: asyncio.Lock,
         forget: Callable[[LiveRun], None],
         on_finished: Callable[[LiveRun, MessageStatus], None] = lambda live, status: None,
     ) -> None:
         self.storage = storage
-        self.client = client
+        self.bridges = bridges
         self.bus = bus
         self.writer = LogBatchWriter(self._write_logs)
         self._lock = lock  # the manager's start lock: a run finishes under it
@@ -87,8 +94,9 @@ class Consumer:
         self.db_retry_s = 300.0  # how long a write waits out an unwritable database
 
     async def consume(self, live: LiveRun) -> None:
+        client = self.bridges.client(live.bridge_url)
         try:
-            async for event in self.client.events(
+            async for event in client.events(
                 live.run_id,
                 last_event_id=live.view.last_seq,
                 on_connection=lambda connected: self._publish_link(live, connected),
@@ -101,6 +109,9 @@ class Consumer:
             raise  # app shutdown: the run goes on in the bridge; re-attach on next start
         except RunNotFound:
             await self.finish(live, status=MessageStatus.FAILED, error=BRIDGE_RESTARTED)
+        except BridgeUnavailable:  # no connection for longer than the set's bounded wait
+            error = BRIDGE_LOST.format(url=client.base_url, seconds=self.bridges.down_after_s)
+            await self.finish(live, status=MessageStatus.FAILED, error=error)
         except BridgeError as exc:
             await self.finish(live, status=MessageStatus.FAILED, error=exc.message)
         except Exception as exc:

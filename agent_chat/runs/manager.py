@@ -15,26 +15,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_chat.config import Settings
-from agent_chat.db import logs, messages, turns
+from agent_chat.db import logs, messages, run_bridges, turns
 from agent_chat.db.models import ChatMessage, MessageStatus
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
 from agent_chat.protocol.log_codec import stored_event
 from agent_chat.protocol.reducer import replay
 from agent_chat.runs.bridge_model import bridge_model
+from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
 from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange, SessionChanges
-from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable, RunNotFound
+from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable
 from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
 from agent_chat.runs.memory_handover import SharedMemoryHandover
+from agent_chat.runs.placement import start_on_a_bridge
 from agent_chat.runs.queueing import QueueAndPrepare, RunRefused, StartedRun
 from agent_chat.runs.replay import StoredReplay
+from agent_chat.runs.run_commands import RunCommands
 from agent_chat.runs.storage import Storage
 from agent_chat.runs.takeover import TakeoverWatch
 from agent_chat.skills import skill_prompt
@@ -51,27 +55,36 @@ class UnknownRun(LookupError):
         super().__init__(f"There is no run {run_id!r}.")
 
 
-class RunManager(QueueAndPrepare):
+class RunManager(QueueAndPrepare, RunCommands):
     def __init__(
         self,
         *,
         settings: Settings,
         storage: Storage,
-        client: BridgeClient,
+        client: BridgeClient | None = None,
         bus: RunBus | None = None,
         leases: RunLeases | None = None,
+        bridges: BridgeSet | None = None,
     ) -> None:
         self.settings = settings
         self.storage = storage
-        self.client = client
+        if bridges is None:
+            if client is None:
+                raise ValueError("a RunManager needs a bridge client or a bridge set")
+            bridges = BridgeSet([client])
+        self.bridges = bridges  # every run goes to one of them and stays there
+        self.client = bridges.first
+        # Polls every bridge's health once (services.py gives the watch's check): asked when
+        # no bridge is known healthy before a run is refused.
+        self.recheck_bridges: Callable[[], Awaitable[Any]] | None = None
         self.bus: RunBus = bus or LocalRunBus()
         self.leases = HeldLeases(leases or LocalLeases())  # one consumer per run
         self._runs: dict[str, LiveRun] = {}
         self._lock = asyncio.Lock()
-        self.shared_memory = SharedMemoryHandover(storage=storage, client=client)
+        self.shared_memory = SharedMemoryHandover(storage=storage, client=self.client)
         self.consumer = Consumer(
             storage=storage,
-            client=client,
+            bridges=bridges,
             bus=self.bus,
             lock=self._lock,
             forget=self._forget,
@@ -203,37 +216,18 @@ class RunManager(QueueAndPrepare):
                 raise RunRefused(
                     "The conversation is running: stop it before resetting the context."
                 )
+            last_bridge = await self.storage.call(
+                run_bridges.last_run_bridge, session_uuid=session_uuid
+            )
             old_hermes_session = await self._store(
                 turns.mark_reset, session_uuid=session_uuid, user_id=user_id
             )
+        holder = self.bridges.holder(last_bridge=last_bridge, hermes_session=old_hermes_session)
         try:
-            await self.client.reset(old_hermes_session)
+            await self.bridges.client(holder).reset(old_hermes_session)
         except BridgeUnavailable:
             # The new hermes session id already gives the next run a fresh agent.
             log.warning("bridge unreachable on reset of %s; using a new agent", session_uuid)
-
-    async def stop(self, run_id: str, *, user_id: int) -> None:
-        """Stop `user_id`'s run (nothing to do when it is over)."""
-        live = await self._owned(run_id, user_id)
-        if live is None:
-            return
-        try:
-            await self.client.stop(run_id)
-        except RunNotFound:
-            if live.task:
-                live.task.cancel()
-            await self.consumer.finish(live, status=MessageStatus.FAILED, error=BRIDGE_RESTARTED)
-
-    async def answer(self, run_id: str, clarify_id: str, answer: str, *, user_id: int) -> None:
-        """Answer a question (or approval) of `user_id`'s run."""
-        await self._owned(run_id, user_id)
-        await self.client.answer_clarify(run_id, clarify_id, answer)
-
-    async def steer(self, run_id: str, text: str, *, user_id: int) -> None:
-        """Guidance for `user_id`'s running agent, added to its next tool result."""
-        self.validate_message(text)
-        await self._owned(run_id, user_id)
-        await self.client.steer(run_id, text)
 
     async def _store(self, fn: Any, /, **kwargs: Any) -> Any:
         """A store call whose refusal is the person's message."""
@@ -263,6 +257,10 @@ class RunManager(QueueAndPrepare):
                 )
             run_id = uuid.uuid4().hex
             plan = replace(plan, enabled_profiles=self.settings.tool_profiles)
+            # The conversation's last run's bridge, before this turn adds an unpinned one.
+            last_bridge = await self.storage.call(
+                run_bridges.last_run_bridge, session_uuid=plan.session_uuid
+            )
             lease = await self._lease(run_id)  # before the answer is RUNNING: no takeover
             try:
                 prepared = await self._store(
@@ -289,8 +287,9 @@ class RunManager(QueueAndPrepare):
             )
             self._follow(live, lease=lease)
         started = StartedRun(run_id, prepared.question_id, prepared.assistant_id)
-        try:
-            await self.client.start_run(
+
+        def send(client: BridgeClient) -> Awaitable[str]:
+            return client.start_run(
                 user_id=plan.owner_id,  # the agent works in its owner's hermes home (memory)
                 session_id=prepared.hermes_session,
                 message=prepared.text,
@@ -302,6 +301,24 @@ class RunManager(QueueAndPrepare):
                 max_iterations=max_iterations,
                 workspace=plan.session_uuid,  # the conversation's folder survives a reset
             )
+
+        def pinned(url: str) -> None:
+            live.bridge_url = url
+
+        try:
+            await start_on_a_bridge(
+                self.bridges,
+                store=self.consumer.store_with_retry,
+                message_id=prepared.assistant_id,
+                last_bridge=last_bridge,
+                hermes_session=prepared.hermes_session,
+                send=send,
+                recheck=self.recheck_bridges,
+                pinned=pinned,
+            )
+        except NoHealthyBridge as exc:
+            await self.consumer.finish(live, status=MessageStatus.FAILED, error=str(exc))
+            return started
         except BridgeError as exc:
             # Nothing is lost: the question stays, the answer says why it did not come.
             await self.consumer.finish(
@@ -335,6 +352,7 @@ class RunManager(QueueAndPrepare):
         )
         view = replay([e.as_dict() for e in history])
         live = LiveRun(message.run_id, message.id, message.session_id, session_uuid, owner_id, view)
+        live.bridge_url = message.bridge_url  # the run's bridge, as pinned when it started
         self._follow(live, history, lease=lease)
         if live.view.finished:
             # The log already holds the terminal event (the app stopped before finalising

@@ -14,9 +14,10 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_chat.config import Settings
-from agent_chat.db import queue, turns
+from agent_chat.db import queue, run_bridges, turns
 from agent_chat.db.models import MessageStatus
 from agent_chat.runs.bridge_model import bridge_model
+from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
 from agent_chat.runs.bus import RunBus, SessionChange
 from agent_chat.runs.client import BridgeClient, BridgeError
 from agent_chat.runs.consumer import LiveRun
@@ -41,6 +42,7 @@ class QueueAndPrepare:
     settings: Settings
     storage: Storage
     client: BridgeClient
+    bridges: BridgeSet
     bus: RunBus
     _background_tasks: set[asyncio.Task]
     live_for_session: Callable[[str], LiveRun | None]
@@ -86,13 +88,17 @@ class QueueAndPrepare:
                 enabled_profiles=self.settings.tool_profiles,
                 draft_hermes_session=draft_hermes_session,
             )
-            await self.client.prepare(  # in the owner's hermes home (the owner acts here)
+            # The bridge the next run would use (runs/bridges.py: sticky, else least busy).
+            last = await self.storage.call(run_bridges.last_run_bridge, session_uuid=session_uuid)
+            url = self.bridges.choose(last_bridge=last, hermes_session=target.hermes_session)
+            await self.bridges.client(url).prepare(  # in the owner's hermes home
                 target.hermes_session,
                 bridge_model(target.model),
                 target.tool_profile,
                 user_id=user_id,
             )
-        except (turns.Refused, BridgeError, SQLAlchemyError) as exc:
+            self.bridges.note_prepared(url, target.hermes_session)
+        except (turns.Refused, BridgeError, NoHealthyBridge, SQLAlchemyError) as exc:
             log.debug("preparing the agent of %s skipped: %s", session_uuid, exc)
 
     async def queue(

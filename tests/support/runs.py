@@ -14,7 +14,7 @@ from agent_chat.db import logs, messages, model_configs, sessions
 from agent_chat.db.models import ChatMessage
 from agent_chat.protocol.log_codec import row_to_event, seqs_covered
 from agent_chat.protocol.reducer import RunView, replay
-from agent_chat.runs.client import BridgeClient
+from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.manager import LiveRun, RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
@@ -105,16 +105,23 @@ async def managers(
 
     With `redis_url` each manager is a worker of its own: its own Redis client, bus and
     leases (`runs/redis_bus.py`), all under `prefix`; `takeover_s` sets how often it looks
-    for runs to take over."""
-    made: list[tuple[RunManager, BridgeClient]] = []
+    for runs to take over. `bridge_url` may be a list: several bridges (runs/bridges.py),
+    the first one first. Each manager's event streams give up after 2 s without a bridge."""
+    made: list[tuple[RunManager, BridgeSet]] = []
 
     async def make(
-        bridge_url: str, *, start: bool = True, takeover_s: float = 0.5, **overrides: Any
+        bridge_url: str | list[str],
+        *,
+        start: bool = True,
+        takeover_s: float = 0.5,
+        **overrides: Any,
     ) -> RunManager:
+        urls = [bridge_url] if isinstance(bridge_url, str) else list(bridge_url)
+        several = tuple(urls) if len(urls) > 1 else ()
         settings: Settings = dataclasses.replace(
-            load_settings(), db_url=db_url, bridge_url=bridge_url, **overrides
+            load_settings(), db_url=db_url, bridge_url=urls[0], bridge_urls=several, **overrides
         )
-        client = BridgeClient(bridge_url, reconnect_for=2.0)
+        bridges = BridgeSet.of(urls, reconnect_for=2.0)
         bus, leases = None, None
         if redis_url:
             bus, leases = redis_run_bus(
@@ -125,10 +132,10 @@ async def managers(
                 prefix=prefix,
             )
         manager = RunManager(
-            settings=settings, storage=storage, client=client, bus=bus, leases=leases
+            settings=settings, storage=storage, bridges=bridges, bus=bus, leases=leases
         )
         manager.takeover.interval_s = takeover_s
-        made.append((manager, client))
+        made.append((manager, bridges))
         if start:
             await manager.start()
         return manager
@@ -136,6 +143,6 @@ async def managers(
     try:
         yield make
     finally:
-        for manager, client in made:
+        for manager, bridges in made:
             await manager.close()
-            await client.aclose()
+            await bridges.aclose()

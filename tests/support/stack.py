@@ -52,6 +52,7 @@ _UNSET = (
     "AGENT_CHAT_SESSION_HOURS",
     "AGENT_CHAT_BRIDGE_TOKEN",
     "AGENT_CHAT_BRIDGE",  # external unless the stack is asked for `embedded`
+    "AGENT_CHAT_BRIDGE_URLS",  # the stack's own bridge unless given `bridges_also`
 )
 
 
@@ -271,14 +272,20 @@ def _write_skills(skills: Path) -> None:
 
 @contextlib.contextmanager
 def running_stack(
-    tmp: Path, *, token_delay: float, env: dict[str, str] | None = None, embedded: bool = False
+    tmp: Path,
+    *,
+    token_delay: float,
+    env: dict[str, str] | None = None,
+    embedded: bool = False,
+    bridges_also: list[str] | None = None,
 ) -> Iterator[Stack]:
     """Fake model, bridge and app, in `tmp` (logs, HERMES_HOME, skills, build folder, SQLite
     file); `env` adds settings (e.g. AGENT_CHAT_PASSWORD). The app makes the administrator
     of tests/support/accounts.py at start (unless `env` says otherwise: an empty
     AGENT_CHAT_ADMIN_USER leaves the first visit's setup form). `embedded`: the bridge runs
-    inside the app (AGENT_CHAT_BRIDGE=embedded), no bridge process is started. Everything
-    stops with the block."""
+    inside the app (AGENT_CHAT_BRIDGE=embedded), no bridge process is started.
+    `bridges_also`: bridges (URLs, started by the caller) the app uses besides the stack's
+    own (AGENT_CHAT_BRIDGE_URLS, the stack's first). Everything stops with the block."""
     _write_skills(tmp / "skills")
     bridge_port, app_port = free_port(), free_port()
     full_env = {name: value for name, value in os.environ.items() if name not in _UNSET}
@@ -303,6 +310,9 @@ def running_stack(
             **(env or {}),
         }
     )
+    if bridges_also:
+        own = full_env.pop("AGENT_CHAT_BRIDGE_URL")
+        full_env["AGENT_CHAT_BRIDGE_URLS"] = ",".join([own, *bridges_also])
     with fresh_database(tmp / "app.db") as db_url, running_fake_model(token_delay) as fake:
         full_env["AGENT_CHAT_DB_URL"] = db_url  # SQLite, or PostgreSQL (databases.py)
         stack = Stack(
