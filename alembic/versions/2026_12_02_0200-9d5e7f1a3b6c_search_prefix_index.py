@@ -7,7 +7,7 @@ Built CONCURRENTLY (outside the migration's transaction: writes go on meanwhile)
 messages the build takes minutes (README, "Search").
 
 Revision ID: 9d5e7f1a3b6c
-Revises: 8b4c2d6e9f10
+Revises: b3d5f7a9c1e2
 Create Date: 2026-12-02 02:00:00.000000+00:00
 
 """
@@ -21,7 +21,7 @@ from agent_chat.db import search_schema
 
 # revision identifiers, used by Alembic.
 revision: str = "9d5e7f1a3b6c"
-down_revision: str | Sequence[str] | None = "8b4c2d6e9f10"
+down_revision: str | Sequence[str] | None = "b3d5f7a9c1e2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -2,7 +2,7 @@
 every second on every worker (runs/takeover.py), which was a scan of the whole table.
 
 Revision ID: a7c1e3f5b9d2
-Revises: 9d5e7f1a3b6c
+Revises: 8b4c2d6e9f10
 Create Date: 2026-12-02 02:10:00.000000+00:00
 
 """
@@ -14,7 +14,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = "a7c1e3f5b9d2"
-down_revision: str | Sequence[str] | None = "9d5e7f1a3b6c"
+down_revision: str | Sequence[str] | None = "8b4c2d6e9f10"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -298,7 +298,7 @@ def test_the_migration_replaces_the_index_and_its_downgrade_restores_it(
     # of foreign key checks scan the table for the connection's life).
     migrate(empty_db_url)
     assert PG_MESSAGE_INDEX in indexes() and not analyzed()
-    command.downgrade(alembic_config(empty_db_url), "8b4c2d6e9f10")
+    command.downgrade(alembic_config(empty_db_url), "b3d5f7a9c1e2")
     engine = make_engine(empty_db_url)
     with open_session(engine) as session:
         _add(session, TEXTS)  # rows that exist before the index is built
@@ -308,7 +308,7 @@ def test_the_migration_replaces_the_index_and_its_downgrade_restores_it(
     assert PG_MESSAGE_INDEX in indexes() and PG_INDEXES[0] not in indexes()
     assert analyzed()  # the existing rows: the planner gets the prefixes' statistics
     assert camera_found() == 3  # texts 0, 1 (CAMELS) and 8
-    command.downgrade(alembic_config(empty_db_url), "8b4c2d6e9f10")
+    command.downgrade(alembic_config(empty_db_url), "b3d5f7a9c1e2")
     assert PG_INDEXES[0] in indexes() and PG_MESSAGE_INDEX not in indexes()
     engine = make_engine(empty_db_url)
     with engine.connect() as connection:  # the old schema's query (not this code's)

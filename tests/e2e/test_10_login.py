@@ -20,14 +20,13 @@ from playwright.sync_api import Browser, Page, expect
 
 from agent_chat.db import users
 from agent_chat.db.engine import make_engine, open_session
-from tests.support.browser import fresh_page, new_chat, send
-from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model, running_stack
+from tests.support.browser import fresh_page, new_chat, send, shot
+from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 pytestmark = pytest.mark.e2e
 
 ADMIN, PASSWORD, NEW_PASSWORD = "ada", "correct horse battery staple", "a brand new password"
 OLD_SHARED_PASSWORD = "the old shared password"
-PHONE = {"width": 390, "height": 844}
 WEBSOCKET_PROBE = """url => new Promise(resolve => {
     const socket = new WebSocket(url);
     socket.onopen = () => { socket.close(); resolve("open"); };
@@ -49,15 +48,6 @@ def page(browser: Browser, login_stack: Stack, request: pytest.FixtureRequest) -
     """A fresh browser context (no cookie) for each test."""
     with fresh_page(browser, request) as page:
         yield page
-
-
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    page.set_viewport_size(PHONE)
-    page.wait_for_timeout(700)  # the phone layout's drawer settles
-    page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"))
-    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def log_in(page: Page, username: str, password: str) -> None:

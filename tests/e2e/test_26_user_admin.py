@@ -27,22 +27,11 @@ from agent_chat.state.approvals import AlwaysAllowedState
 from agent_chat.state.models import ModelsState
 from agent_chat.state.users import UsersState
 from tests.support.accounts import ADMIN_USER
-from tests.support.browser import fresh_page
+from tests.support.browser import fresh_page, shot
 from tests.support.handlers import call_handler
-from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
+from tests.support.stack import Stack, ensure_fake_model
 
 pytestmark = pytest.mark.e2e
-
-PHONE = {"width": 390, "height": 844}
-
-
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-    page.set_viewport_size(PHONE)
-    page.wait_for_timeout(700)
-    page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"), full_page=True)
-    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def stored_user(stack: Stack, username: str):
@@ -129,7 +118,7 @@ def test_the_admin_creates_a_member_who_cannot_manage(
     page.get_by_test_id("user-password").fill("short")
     page.get_by_test_id("user-save").click()
     expect(page.get_by_test_id("user-password-error")).to_have_text("Use at least 8 characters.")
-    shot(page, "users-form-error")
+    shot(page, "users-form-error", full_page=True)
     page.get_by_test_id("user-username").fill(ADMIN_USER.upper())
     page.get_by_test_id("user-password").fill("long enough")
     page.get_by_test_id("user-save").click()
@@ -143,7 +132,7 @@ def test_the_admin_creates_a_member_who_cannot_manage(
     expect(mia.get_by_test_id("user-role-cell")).to_have_text("member")
     expect(mia.get_by_test_id("user-status")).to_have_text("active")
     expect(mia).to_contain_text("never")  # no sign-in yet
-    shot(page, "users-page")
+    shot(page, "users-page", full_page=True)
 
     # The member signs in in another browser: no Users link, the page says no, no data.
     log_in(member, stack, "mia", "mias-password", "/settings/users")
@@ -153,7 +142,7 @@ def test_the_admin_creates_a_member_who_cannot_manage(
     expect(member.get_by_test_id("settings-nav-users")).to_have_count(0)
     expect(member.get_by_test_id("user-row")).to_have_count(0)
     expect(member.get_by_test_id("user-new")).to_have_count(0)
-    shot(member, "users-page-member")
+    shot(member, "users-page-member", full_page=True)
 
     # Models: a read-only list, no key, no edit buttons, no form.
     member.get_by_test_id("settings-nav-models").click()
@@ -164,7 +153,7 @@ def test_the_admin_creates_a_member_who_cannot_manage(
     expect(card.get_by_role("button")).to_have_count(0)
     expect(member.get_by_test_id("model-save")).to_have_count(0)
     expect(member.get_by_test_id("model-name")).to_have_count(0)
-    shot(member, "models-page-member")
+    shot(member, "models-page-member", full_page=True)
 
     # Handlers called by name with the member's session: refused on the server.
     cookie = next(c["value"] for c in member.context.cookies() if c["name"] == COOKIE_NAME)
@@ -254,7 +243,7 @@ def test_disabling_signs_the_member_out_and_a_reset_password_works(
     page.get_by_test_id("user-reset-password").fill("1234567")
     page.get_by_test_id("user-reset-save").click()
     expect(page.get_by_test_id("user-reset-error")).to_have_text("Use at least 8 characters.")
-    shot(page, "users-reset-error")
+    shot(page, "users-reset-error", full_page=True)
     page.get_by_test_id("user-reset-password").fill("noahs-new-password")
     page.get_by_test_id("user-reset-save").click()
     expect(page.get_by_test_id("users-message")).to_contain_text("New password set for noah")
@@ -276,7 +265,7 @@ def test_the_last_administrator_stays_one(page: Page, stack: Stack) -> None:
     message = page.get_by_test_id("users-message")
     expect(message).to_contain_text("last active administrator")
     expect(row(page, ADMIN_USER).get_by_test_id("user-role-cell")).to_have_text("administrator")
-    shot(page, "users-last-admin")
+    shot(page, "users-last-admin", full_page=True)
     row(page, ADMIN_USER).get_by_test_id("user-disable").click()
     expect(message).to_contain_text("cannot be disabled")
     admin = stored_user(stack, ADMIN_USER)

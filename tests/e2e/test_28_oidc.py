@@ -17,14 +17,13 @@ from playwright.sync_api import Browser, Page, expect
 
 from agent_chat.db import oidc, users
 from agent_chat.db.engine import make_engine, open_session
-from tests.support.browser import fresh_page
+from tests.support.browser import fresh_page, shot
 from tests.support.oidc_provider import Provider, running_provider
-from tests.support.stack import ARTIFACTS, Stack, running_stack
+from tests.support.stack import Stack, running_stack
 
 pytestmark = pytest.mark.e2e
 
 ADMIN_GROUP = "agent-chat-admins"
-PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +52,6 @@ def page(browser: Browser, sso_stack: Stack, request: pytest.FixtureRequest) -> 
     with fresh_page(browser, request) as page:
         page.route(re.compile(r"^https://"), lambda route: route.abort())
         yield page
-
-
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    page.set_viewport_size(PHONE)
-    page.wait_for_timeout(500)
-    page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"))
-    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def sign_in_at_the_provider(page: Page, stack: Stack, provider: Provider, sub: str) -> None:

@@ -15,12 +15,10 @@ from playwright.sync_api import Browser, Page, expect
 from agent_chat.db import users
 from agent_chat.db.engine import make_engine, open_session
 from tests.support.bridge import hermes_home, start_bridge_process
-from tests.support.browser import fresh_page, new_chat, send
-from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model, running_stack
+from tests.support.browser import fresh_page, new_chat, send, shot
+from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 pytestmark = pytest.mark.e2e
-
-PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
@@ -52,15 +50,6 @@ def stack(
         yield stack
 
 
-def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-    page.set_viewport_size(PHONE)
-    page.wait_for_timeout(700)
-    page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"), full_page=True)
-    page.set_viewport_size({"width": 1280, "height": 800})
-
-
 def row_of(page: Page, url: str):
     return page.get_by_test_id("bridge-row").filter(has_text=url)
 
@@ -77,7 +66,7 @@ def test_the_admin_sees_both_bridges_and_a_killed_one_unreachable(
         expect(row_of(page, url).get_by_test_id("bridge-state")).to_have_text("healthy")
         expect(row_of(page, url).get_by_test_id("bridge-runs")).to_contain_text("0 active")
     page.get_by_test_id("bridges-section").scroll_into_view_if_needed()
-    shot(page, "agent-services-healthy")
+    shot(page, "agent-services-healthy", full_page=True)
 
     process.send_signal(signal.SIGKILL)
     process.wait(10)
@@ -88,7 +77,7 @@ def test_the_admin_sees_both_bridges_and_a_killed_one_unreachable(
     expect(dead).to_contain_text("since")
     expect(row_of(page, stack.bridge_url).get_by_test_id("bridge-state")).to_have_text("healthy")
     page.get_by_test_id("bridges-section").scroll_into_view_if_needed()
-    shot(page, "agent-services-one-down")
+    shot(page, "agent-services-one-down", full_page=True)
 
     # Chat goes on through the bridge that is left; no "not reachable" banner.
     new_chat(page, stack)

@@ -103,3 +103,20 @@ def open_stored_chat(page: Any, stack: Any) -> str:
     page.goto(f"{stack.url}/chat/{session_uuid}")
     expect(page.get_by_test_id("composer-input")).to_be_editable()
     return session_uuid
+
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+
+
+def shot(page: Any, name: str, *, full_page: bool = False) -> None:
+    """Screenshots for a person to look at, in test-artifacts/: `name`.png at desktop size
+    and `name`-phone.png at phone size (after the phone layout's drawer settles)."""
+    from tests.support.stack import ARTIFACTS
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
+    page.set_viewport_size(PHONE)
+    page.wait_for_timeout(700)
+    page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"), full_page=full_page)
+    page.set_viewport_size(DESKTOP)
