@@ -165,7 +165,7 @@ def _actions(row: UserRow) -> rx.Component:
         ),
         spacing="2",
         align="center",
-        wrap="nowrap",
+        wrap="wrap",  # on a narrow window the buttons go to a second line, not off the edge
     )
 
 
