@@ -16,15 +16,10 @@ from agent_chat.db.models import UserRole
 from agent_chat.state.base import AppState
 
 
-async def signed_in_user(state: AppState) -> SignedIn | None:
-    """Who sent the event being handled, read now (so a disabled user, a revoked session or a
-    changed role is seen at the next event, whatever the page's state vars say)."""
-    return await state.signed_in(fresh=True)
-
-
 async def signed_in_admin(state: AppState) -> SignedIn | None:
-    """The signed-in user when they are an administrator now, else None."""
-    user = await signed_in_user(state)
+    """The signed-in user when they are an administrator now (read now, not from the few
+    seconds' cache: a demoted or disabled one is refused at the next event), else None."""
+    user = await state.signed_in(fresh=True)
     return user if user is not None and user.role == UserRole.ADMIN.value else None
 
 
@@ -36,11 +31,8 @@ class AccountState(AppState):
     message: str = ""
     message_ok: bool = True
 
-    async def _signed_in(self) -> SignedIn | None:
-        return await self.signed_in()
-
     async def _show(self) -> SignedIn | None:
-        user = await self._signed_in()
+        user = await self.signed_in()
         if user is not None:
             self.display_name, self.username, self.role = (
                 user.display_name,
@@ -69,7 +61,7 @@ class AccountState(AppState):
     async def save(self, form: dict) -> None:
         """The display name, and the password when a new one is given (every other session
         of the user ends; this one stays)."""
-        user = await self._signed_in()
+        user = await self.signed_in()
         if user is None:
             self._say("You are signed out. Reload the page to sign in again.", False)
             return

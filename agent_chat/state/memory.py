@@ -193,14 +193,14 @@ class MemoryState(AppState):
         async with self:
             chat = await self.get_state(SidebarState)
             session_uuid = chat.current_uuid
-            me = await self.user_id()
+            me = await self.user_id_or_none()  # whose views and long-term memory, once
             self._load_gen += 1
             generation = self._load_gen
             self.loading = True
         svc = self.svc()
         snapshot: MemorySnapshot | None = None
         error = ""
-        if session_uuid:
+        if session_uuid and me is not None:
             try:
                 snapshot = await svc.storage.call(
                     load_snapshot, session_uuid=session_uuid, user_id=me
@@ -210,18 +210,18 @@ class MemoryState(AppState):
                 error = "The conversation's memory could not be read (see the app's log)."
         long_term: dict[str, Any] | None = None
         long_term_error = ""
-        user_id = 0
-        try:
-            user_id = await self._user_id()
-            await svc.runs.shared_memory.ensure()  # an old install's memory: its admin's
-            long_term = await svc.bridge.get_memory(user_id=user_id)
-        except SignedOut:
+        user_id = me or 0  # the signed-in person's memory, always
+        if me is None:
             long_term_error = SIGNED_OUT
-        except BridgeError as exc:
-            long_term_error = (
-                f"{exc.message} Long-term memory lives in the agent service, so it cannot be "
-                "shown or edited until the service is running."
-            )
+        else:
+            try:
+                await svc.runs.shared_memory.ensure()  # an old install's memory: its admin's
+                long_term = await svc.bridge.get_memory(user_id=me)
+            except BridgeError as exc:
+                long_term_error = (
+                    f"{exc.message} Long-term memory lives in the agent service, so it cannot "
+                    "be shown or edited until the service is running."
+                )
         async with self:
             if generation != self._load_gen:
                 return  # a newer load is on its way
@@ -281,10 +281,6 @@ class MemoryState(AppState):
 
     # ---- long-term memory --------------------------------------------------------------
 
-    async def _user_id(self) -> int:
-        """Whose long-term memory the drawer shows: the signed-in person's, always."""
-        return await self.user_id()
-
     def _forget_long_term(self) -> None:
         self.memory_text = self.user_text = self._stored_memory = self._stored_user = ""
         self.long_term_loaded = False
@@ -323,7 +319,7 @@ class MemoryState(AppState):
             memory, user, shown_for = self.memory_text, self.user_text, self._long_term_user
         message, ok, saved = "", False, None
         try:
-            user_id = await self._user_id()
+            user_id = await self.user_id()  # the signed-in person's memory, always
             if user_id != shown_for:  # the texts were another person's
                 raise SignedOut
             saved = await self.svc().bridge.put_memory(user_id=user_id, memory=memory, user=user)
