@@ -29,6 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from agent_chat.bridge.app import create_app
+from agent_chat.bridge.console import QuietHermes
 from agent_chat.bridge.malloc import limit_arenas
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings
 from agent_chat.runs.asgi_stream import StreamingASGITransport
@@ -41,13 +42,6 @@ APP_VARIABLES = ("AGENT_CHAT_", "REFLEX_", "HERMES_HOME")
 # Loggers of the app and of the servers it runs in: their INFO lines stay on the console.
 OWN_LOGGERS = ("agent_chat", "reflex", "uvicorn", "granian", "alembic", "__main__")
 BASE_URL = "http://127.0.0.1"  # any loopback name: the bridge's Host check allows it
-
-
-class QuietHermes(logging.Filter):
-    """On the console, hermes' own INFO chatter (several lines per model call) is dropped."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.WARNING or record.name.startswith(OWN_LOGGERS)
 
 
 def _app_variables() -> dict[str, str]:
@@ -82,7 +76,7 @@ def quiet_hermes_on_console() -> None:
         if stream in (sys.stdout, sys.stderr) and not any(
             isinstance(f, QuietHermes) for f in handler.filters
         ):
-            handler.addFilter(QuietHermes())
+            handler.addFilter(QuietHermes(OWN_LOGGERS))
 
 
 def _unfinished(counts: dict[str, int]) -> int:

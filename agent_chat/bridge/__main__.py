@@ -8,28 +8,11 @@ import logging
 import uvicorn
 
 from agent_chat.bridge.app import create_app
+from agent_chat.bridge.console import NoHealthPolls, QuietHermes
 from agent_chat.bridge.malloc import limit_arenas
 from agent_chat.bridge.settings import load_bridge_settings
 
-
-class _QuietHermes(logging.Filter):
-    """On the console, hermes' own INFO chatter (several lines per model call) is dropped;
-    it still reaches $HERMES_HOME/logs/agent.log through hermes' handler."""
-
-    OWN = ("agent_chat", "uvicorn", "__main__")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.WARNING or record.name.startswith(self.OWN)
-
-
-class _NoHealthPolls(logging.Filter):
-    """The app polls /health every few seconds (runs/bridge_watch.py): one access line each
-    would bury every line worth reading. Other requests are still logged."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        path = args[2] if isinstance(args, tuple) and len(args) > 2 else ""
-        return not (isinstance(path, str) and path.split("?", 1)[0] == "/health")
+OWN = ("agent_chat", "uvicorn", "__main__")  # loggers whose INFO lines stay
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -46,13 +29,13 @@ def main(argv: list[str] | None = None) -> None:
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     for handler in logging.getLogger().handlers:
-        handler.addFilter(_QuietHermes())
+        handler.addFilter(QuietHermes(OWN))
     if args.host not in ("127.0.0.1", "localhost", "::1") and not settings.token:
         logging.getLogger(__name__).warning(
             "bridge listens on %s without AGENT_CHAT_BRIDGE_TOKEN: anyone who can reach it can run agents",
             args.host,
         )
-    logging.getLogger("uvicorn.access").addFilter(_NoHealthPolls())
+    logging.getLogger("uvicorn.access").addFilter(NoHealthPolls())
     app = create_app(settings)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower())
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from agent_chat.bridge.__main__ import _NoHealthPolls
+from agent_chat.bridge.console import NoHealthPolls
 
 
 def _access(path: str) -> logging.LogRecord:
@@ -21,7 +21,7 @@ def _access(path: str) -> logging.LogRecord:
 
 
 def test_health_polls_are_dropped_and_other_requests_kept() -> None:
-    quiet = _NoHealthPolls()
+    quiet = NoHealthPolls()
     assert not quiet.filter(_access("/health"))
     assert not quiet.filter(_access("/health?x=1"))
     assert quiet.filter(_access("/runs/abc/events"))
