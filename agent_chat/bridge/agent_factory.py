@@ -65,9 +65,11 @@ def _build(settings: BridgeSettings, session_id: str, model: ModelSpec, profile:
     from run_agent import AIAgent  # after prepare_hermes_home(): hermes fixes paths at import
 
     from agent_chat.bridge import hermes_caches
+    from agent_chat.bridge.command_env import hide_app_settings
     from agent_chat.bridge.workspace import guard_file_writes
 
     guard_file_writes()
+    hide_app_settings()
     check_ssl_once()
     hermes_caches.install()
     kwargs: dict[str, Any] = {

@@ -219,3 +219,31 @@ async def test_the_chat_profile_lists_the_apps_skills_and_cannot_run_commands(
     tools = {t["function"]["name"] for t in fake_model.requests()[-1].get("tools") or []}
     assert "skills_list" in tools and "skill_view" in tools
     assert not tools & {"terminal", "write_file", "execute_code"}
+
+
+async def test_a_command_never_sees_the_apps_settings(
+    work_bridge: RunningBridge, fake_model: RunningFakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`env` in a Workspace run: the app's secrets (here in this process's environment, as
+    in the bridge's or the embedded app's) are gone, the ordinary variables are there."""
+    secrets = {
+        "AGENT_CHAT_ADMIN_PASSWORD": "admin-pw-31337",
+        "AGENT_CHAT_BRIDGE_TOKEN": "bridge-token-31337",
+        "AGENT_CHAT_DB_URL": "postgresql://u:dbpw31337@db/agent_chat",
+        "AGENT_CHAT_OIDC_CLIENT_SECRET": "oidc-31337",
+        "REFLEX_REDIS_URL": "redis://:redispw31337@cache:6379/0",
+        "DATABASE_URL": "postgresql://u:other31337@db/x",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AGENT_CHAT_TEST_PLAIN_MARKER", "x")  # prefixed: hidden too
+    monkeypatch.setenv("ORDINARY_VARIABLE_31337", "visible")
+    script = calls(("terminal", {"command": "env | sort"}))
+    stream = await run(work_bridge, fake_model, script, str(uuid.uuid4()))
+    output = json.loads(results(stream)[0])["output"]
+    assert output.count("\n") > 3, output  # the command ran and printed the environment
+    assert "ORDINARY_VARIABLE_31337=visible" in output
+    assert "PATH=" in output
+    for name in [*secrets, "AGENT_CHAT_TEST_PLAIN_MARKER"]:
+        assert f"{name}=" not in output, f"{name} reached the command"
+    assert "31337" not in output.replace("ORDINARY_VARIABLE_31337", "")
