@@ -13,7 +13,9 @@ Two steps, with the sentences a failed run shows (``agent_chat.bridge.failures``
 
 from __future__ import annotations
 
+import functools
 import json
+import ssl
 import time
 
 import httpx
@@ -21,6 +23,14 @@ import httpx
 from agent_chat.bridge import failures
 
 PROBE_PROMPT = "Reply with the single word OK."
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every probe: a new client would load the CA bundle again (most of
+    a probe's time against a local server). Read once per process, from the environment's
+    CA settings as httpx reads them."""
+    return httpx.create_ssl_context()
 
 
 def _bearer(api_key: str) -> dict[str, str]:
@@ -52,7 +62,7 @@ async def probe_model(
     base = base_url.rstrip("/")
     url = base + "/models"
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=timeout, verify=_tls()) as client:
             response = await client.get(url, headers=_bearer(api_key))
     except httpx.TimeoutException:
         return False, failures.timeout_sentence(base_url, timeout)
@@ -100,7 +110,7 @@ async def _chat_problem(
     limits = httpx.Timeout(timeout, read=chat_timeout)
     try:
         async with (
-            httpx.AsyncClient(timeout=limits) as client,
+            httpx.AsyncClient(timeout=limits, verify=_tls()) as client,
             client.stream(
                 "POST", base + "/chat/completions", json=body, headers=_bearer(api_key)
             ) as response,
