@@ -85,7 +85,9 @@ app.add_page(index_page, route=routes.INDEX, on_load=ChatState.load_index, title
 app.add_page(
     chat_page,
     route=routes.CHAT,
-    on_load=[ChatState.load_chat, LiveState.start, WorkspaceState.resume_poll],
+    # On every (re)connect: a tab that reconnects to a restarted worker gets a fresh state
+    # (Reflex's token reassignment), and the account footer's own on_mount does not run again.
+    on_load=[ChatState.load_chat, LiveState.start, WorkspaceState.resume_poll, AccountState.load],
     title="Agent Chat",
 )
 app.add_page(

@@ -130,7 +130,7 @@ def _consumer_pid(workers: TwoWorkers, run_id: str) -> int | None:
 def test_a_tab_on_b_follows_a_run_a_consumes(tabs: tuple[Page, Page], workers: TwoWorkers) -> None:
     on_a, on_b = tabs
     new_chat(on_a, workers.a)
-    send(on_a, "long 150 delay=0.03")
+    send(on_a, "long 400 delay=0.03")  # 12 s
     chat = session_uuid_of(on_a)
     _open(on_b, workers.b, chat)
     message_id, run_id, _ = _run_row(workers.a, chat)
@@ -140,17 +140,17 @@ def test_a_tab_on_b_follows_a_run_a_consumes(tabs: tuple[Page, Page], workers: T
     expect(answer_b.get_by_test_id("message-content")).to_contain_text("word20")
     expect(on_b.get_by_test_id("stop-button")).to_be_visible()  # running, on B
     expect(_item(on_b, chat).get_by_test_id("session-running")).to_be_visible()
-    shot(on_a, "two-workers-a-consumes")
-    shot(on_b, "two-workers-b-follows")
     # B cannot start a second run there: Enter queues behind A's run.
     box = on_b.get_by_test_id("composer-input")
     box.fill("after that")
     box.press("Enter")
     expect(on_b.get_by_test_id("queued-message")).to_contain_text("after that")
     expect(on_b.get_by_test_id("composer-error")).to_have_count(0)
+    shot(on_a, "two-workers-a-consumes")
+    shot(on_b, "two-workers-b-follows")
     first = on_b.get_by_test_id("message-assistant").first
     expect(first).to_have_attribute("data-status", "SUCCESS", timeout=40_000)
-    expected = [f"word{i}" for i in range(1, 151)]
+    expected = [f"word{i}" for i in range(1, 401)]
     assert _words(first.inner_text()) == expected  # nothing missing or doubled on B
     assert _words(on_a.get_by_test_id("message-assistant").first.inner_text()) == expected
     seqs = _seqs(workers.a, message_id)
@@ -217,6 +217,7 @@ def test_kill_9_of_the_consuming_worker_the_other_finishes_the_run(
     answer_a = on_a.get_by_test_id("message-assistant").last
     expect(answer_a).to_have_attribute("data-status", "SUCCESS", timeout=60_000)
     assert _words(answer_a.inner_text()) == [f"word{i}" for i in range(1, 301)]
+    expect(on_a.get_by_test_id("signed-in-as")).to_have_text("Administrator")
     shot(on_a, "two-workers-a-after-restart")
 
 
