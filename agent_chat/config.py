@@ -126,6 +126,19 @@ def bridge_mode(redis_url: str | None) -> str:
     return raw
 
 
+def check_workers(redis_url: str | None) -> None:
+    """Several web workers (Reflex starts them when REFLEX_REDIS_URL reaches a Redis, unless
+    GRANIAN_WORKERS=1) share runs only through AGENT_CHAT_REDIS_URL: without it each would
+    know only its own runs, so that set-up is refused."""
+    several = os.environ.get("GRANIAN_WORKERS", "").strip() != "1"
+    if os.environ.get("REFLEX_REDIS_URL") and several and not redis_url:
+        raise ValueError(
+            "REFLEX_REDIS_URL makes Reflex start several web workers, which share runs only "
+            "through AGENT_CHAT_REDIS_URL: set it too (it may be the same Redis), or "
+            "GRANIAN_WORKERS=1"
+        )
+
+
 def bridge_urls(mode: str) -> tuple[str, ...]:
     """AGENT_CHAT_BRIDGE_URLS (comma-separated) or AGENT_CHAT_BRIDGE_URL (one bridge), the
     default port on this machine otherwise. Both set is refused unless they name the same
@@ -176,6 +189,7 @@ def load_settings() -> Settings:
     env = os.environ.get
     redis_url = env("AGENT_CHAT_REDIS_URL") or None
     mode = bridge_mode(redis_url)
+    check_workers(redis_url)
     urls = bridge_urls(mode)
     return Settings(
         db_url=normalize_db_url(env("AGENT_CHAT_DB_URL") or default_db_url()),

@@ -213,3 +213,17 @@ async def test_services_run_the_bridge_and_a_restart_fails_the_running_answer(
         assert answer.status == "SUCCESS" and answer.content == "Echo: Still there?"
     finally:
         await stop_services()
+
+
+def test_several_workers_without_the_run_bus_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REFLEX_REDIS_URL alone would give several workers that cannot see each other's runs."""
+    for name in ("AGENT_CHAT_BRIDGE", "AGENT_CHAT_REDIS_URL", "GRANIAN_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REFLEX_REDIS_URL", "redis://127.0.0.1:1/0")
+    with pytest.raises(ValueError, match="set it too"):
+        load_settings()
+    monkeypatch.setenv("GRANIAN_WORKERS", "1")  # one worker: nothing to share
+    assert load_settings().redis_url is None
+    monkeypatch.delenv("GRANIAN_WORKERS")
+    monkeypatch.setenv("AGENT_CHAT_REDIS_URL", "redis://127.0.0.1:1/0")
+    assert load_settings().redis_url == "redis://127.0.0.1:1/0"
