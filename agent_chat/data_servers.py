@@ -165,6 +165,12 @@ def start_postgres(folder: Path, port: int, logfile: Path) -> tuple[Server, str]
         if os.geteuid() == 0:
             shutil.chown(folder, "postgres", "postgres")
             shutil.chown(password_file, "postgres", "postgres")
+            reach = subprocess.run(_as_owner(["test", "-r", str(password_file)]), cwd="/")
+            if reach.returncode != 0:
+                raise SystemExit(
+                    f"the user postgres cannot reach {folder} (a parent folder is closed to "
+                    "it): choose a data folder it can reach with --data"
+                )
         initdb = [str(bindir / "initdb"), f"--pgdata={data}", "--username=postgres"]
         initdb += [f"--pwfile={password_file}", "--auth-local=trust", "--auth-host=scram-sha-256"]
         initdb += ["--encoding=UTF8", "--locale=C.UTF-8"]

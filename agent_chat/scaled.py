@@ -80,6 +80,7 @@ class Scaled:
     data: Path
     servers: list[Server] = field(default_factory=list)  # PostgreSQL, Redis
     bridges: list[BridgeSupervisor] = field(default_factory=list)
+    starting: list[subprocess.Popen] = field(default_factory=list)  # bridges not yet answering
     app: subprocess.Popen | None = None
 
     def stop(self) -> None:
@@ -90,6 +91,8 @@ class Scaled:
             process = supervisor.stop(timeout_s=0)
             if process is not None:
                 stop_group(process, signal.SIGTERM, 15)
+        for process in self.starting:
+            stop_group(process, signal.SIGTERM, 15)
         for server in reversed(self.servers):
             log.info("stopping %s", server.name)
             server.stop()
@@ -103,20 +106,35 @@ def bridge_healthy(url: str) -> bool:
         return False
 
 
-def spawn_bridge(port: int, env: dict[str, str]) -> subprocess.Popen:
-    """A bridge on 127.0.0.1:`port` in its own process group, once it answers."""
+def bridge_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "agent_chat.bridge", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def wait_bridge(port: int, process: subprocess.Popen, stopping: threading.Event | None) -> None:
+    """Until the bridge `process` answers on `port` (SystemExit if it exits, or after 120 s;
+    the caller stops it)."""
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "agent_chat.bridge", "--host", "127.0.0.1", "--port", str(port)]
-    process = spawn(cmd, None, env=env, cwd=str(PROJECT_ROOT))
     deadline = time.monotonic() + 120
     while not bridge_healthy(url):
         if process.poll() is not None:
             raise SystemExit(f"the bridge on :{port} exited with code {process.returncode}")
+        if stopping is not None and stopping.is_set():
+            return
         if time.monotonic() > deadline:
-            stop_group(process, signal.SIGTERM, 10)
             raise SystemExit(f"the bridge did not answer at {url} within 120 s")
         time.sleep(0.3)
     log.info("bridge ready at %s (pid %d)", url, process.pid)
+
+
+def spawn_bridge(port: int, env: dict[str, str]) -> subprocess.Popen:
+    """A new bridge on 127.0.0.1:`port` in its own process group, once it answers (what the
+    supervisor starts when one exits)."""
+    process = spawn(bridge_command(port), None, env=env, cwd=str(PROJECT_ROOT))
+    try:
+        wait_bridge(port, process, None)
+    except SystemExit:
+        stop_group(process, signal.SIGTERM, 10)
+        raise
     return process
 
 
@@ -161,7 +179,7 @@ def run(args: argparse.Namespace, app_host: str) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    data = args.data
+    data, root = args.data, str(PROJECT_ROOT)
     logs = data / "logs"
     scaled = Scaled(data)
     code = 1
@@ -179,12 +197,14 @@ def run(args: argparse.Namespace, app_host: str) -> int:
         if not env.get("AGENT_CHAT_BRIDGE_TOKEN", "").strip():
             env["AGENT_CHAT_BRIDGE_TOKEN"] = secrets.token_urlsafe(32)  # only our app gets it
         urls = [f"http://127.0.0.1:{p}" for p in ports[1:]]
-        for port in ports[1:]:
-            if stopping.is_set():
-                break
-            supervisor = BridgeSupervisor(lambda port=port: spawn_bridge(port, env))
-            supervisor.start(spawn_bridge(port, env))
-            scaled.bridges.append(supervisor)
+        # The bridges and the app start at once (the app's first build takes a minute);
+        # the app does not need them to answer yet (runs/bridge_watch.py polls them).
+        bridge_env = dict(env)
+        starting = [
+            (port, spawn(bridge_command(port), None, env=bridge_env, cwd=root))
+            for port in ports[1:]
+        ]
+        scaled.starting = [process for _, process in starting]
         env.update(
             {
                 "AGENT_CHAT_DB_URL": db_url,
@@ -194,11 +214,16 @@ def run(args: argparse.Namespace, app_host: str) -> int:
                 "AGENT_CHAT_BRIDGE_URLS": ",".join(urls),
             }
         )
-        if not stopping.is_set():
-            log.info("web app: %d workers on :%d, bridges %s", args.web_workers, args.port, urls)
-            scaled.app = spawn(
-                app_command(args.port, app_host), None, env=env, cwd=str(PROJECT_ROOT)
-            )
+        log.info("web app: %d workers on :%d, bridges %s", args.web_workers, args.port, urls)
+        scaled.app = spawn(app_command(args.port, app_host), None, env=env, cwd=root)
+        for port, process in starting:
+            wait_bridge(port, process, stopping)
+            if stopping.is_set():
+                break
+            supervisor = BridgeSupervisor(lambda port=port: spawn_bridge(port, bridge_env))
+            supervisor.start(process)
+            scaled.bridges.append(supervisor)
+            scaled.starting.remove(process)
         code = watch(scaled, args, app_host, stopping)
     finally:
         scaled.stop()
