@@ -44,7 +44,6 @@ from agent_chat.data_servers import (
     start_redis,
     stop_group,
 )
-from agent_chat.db.engine import migrate
 from agent_chat.supervisor import BridgeSupervisor
 
 log = logging.getLogger("agent_chat.serve")
@@ -186,9 +185,6 @@ def run(args: argparse.Namespace, app_host: str) -> int:
     try:
         pg, db_url = start_postgres(data / "postgres", args.pg_port, logs / "postgresql.log")
         scaled.servers.append(pg)
-        # Migrated here, once: several workers starting on a fresh database would each run
-        # the migrations at the same moment (two CREATE TABLE alembic_version: one fails).
-        migrate(db_url)
         redis, redis_url = start_redis(data / "redis", args.redis_port, logs / "redis.log")
         scaled.servers.append(redis)
         env = {k: v for k, v in os.environ.items() if k not in _REPLACED}
