@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from agent_chat.config import Settings, load_settings
 from agent_chat.db import model_configs, users
-from agent_chat.db.engine import make_engine, migrate, open_session, startup_lock
+from agent_chat.db.engine import make_engine, migrate
 from agent_chat.runs.bridge_watch import EMBEDDED_HINT, UNREACHABLE_HINT, BridgeWatch
 from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.client import BridgeClient
@@ -50,23 +50,6 @@ class Services:
 _services: Services | None = None
 
 
-def _prepare_database(settings: Settings, engine: Engine) -> str | None:
-    """Migrate, then seed the rows the environment asks for (the first model, the first
-    administrator): one worker at a time when several start together (`startup_lock`), so
-    each is made once. What the accounts step did, to be logged."""
-    with startup_lock(settings.db_url):
-        migrate(settings.db_url)
-        with open_session(engine) as session:
-            model_configs.ensure_env_model(session=session, settings=settings)
-        with open_session(engine) as session:
-            return users.ensure_first_admin(
-                session=session,
-                admin_user=settings.admin_user,
-                admin_password=settings.admin_password,
-                legacy_password=settings.password,
-            )
-
-
 async def start_services(
     settings: Settings | None = None, *, tab_connected: Callable[[str], bool] | None = None
 ) -> Services:
@@ -75,9 +58,16 @@ async def start_services(
     if _services is not None:
         return _services
     settings = settings or load_settings()
+    await asyncio.to_thread(migrate, settings.db_url)
     engine = make_engine(settings.db_url)
     storage = Storage(engine)
-    made = await asyncio.to_thread(_prepare_database, settings, engine)
+    await storage.call(model_configs.ensure_env_model, settings=settings)
+    made = await storage.call(
+        users.ensure_first_admin,
+        admin_user=settings.admin_user,
+        admin_password=settings.admin_password,
+        legacy_password=settings.password,
+    )
     if made:
         log.warning("Accounts: %s", made)
     embedded = None

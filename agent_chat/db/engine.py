@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -126,38 +125,6 @@ def migrate(url: str) -> None:
     config.attributes["configure_logging"] = False
     log.info("Migrating database to head: %s", make_url(url).render_as_string())
     command.upgrade(config, "head")
-
-
-# Any fixed number: the lock's name among the database's advisory locks.
-_STARTUP_LOCK = 0x61676368  # "agch"
-
-
-@contextmanager
-def startup_lock(url: str) -> Iterator[None]:
-    """Held while one process migrates and seeds the database: several web workers starting
-    together on PostgreSQL would each run the migrations (two `CREATE TABLE
-    alembic_version`: one fails) and seed the same rows. A PostgreSQL advisory lock on a
-    connection of its own, released when the block ends (or the process dies); SQLite: nothing (one
-    machine, one file, and its own write lock)."""
-    if is_sqlite(normalize_db_url(url)):
-        yield
-        return
-    engine = make_engine(url)
-    try:
-        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-            # Tried, not waited for: a session blocked in pg_advisory_lock is inside a
-            # statement, and the migration's CREATE INDEX CONCURRENTLY waits for every
-            # such transaction to end (a deadlock). Between tries this one holds none.
-            while not connection.exec_driver_sql(
-                f"SELECT pg_try_advisory_lock({_STARTUP_LOCK})"
-            ).scalar():
-                time.sleep(0.2)
-            try:
-                yield
-            finally:
-                connection.exec_driver_sql(f"SELECT pg_advisory_unlock({_STARTUP_LOCK})")
-    finally:
-        engine.dispose()
 
 
 @contextmanager
