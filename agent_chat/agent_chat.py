@@ -28,11 +28,21 @@ from agent_chat.state.models import ModelsState
 from agent_chat.state.notify_settings import NotifySettingsState
 from agent_chat.state.tokens import TokensState
 from agent_chat.state.users import UsersState
+from agent_chat.state.workspace import WorkspaceState
 
 
 def _tab_connected(token: str) -> bool:
+    """Whether the tab's socket is on this process (this worker). With several workers
+    Reflex's RedisTokenManager also keeps other workers' sockets it looked up in
+    `token_to_sid`, so the record's instance decides: a per-tab loop whose tab reconnected
+    to another worker ends (the page load there starts its own), as does one whose tab is
+    gone. Reflex 0.10.1 has no public "is this socket mine", hence `_token_manager`."""
     namespace = app.event_namespace
-    return namespace is not None and token in namespace.token_to_sid
+    if namespace is None:
+        return False
+    tokens = namespace._token_manager
+    record = tokens.token_to_socket.get(token)
+    return record is not None and record.instance_id == tokens.instance_id
 
 
 @contextlib.asynccontextmanager
@@ -73,7 +83,10 @@ app = rx.App(
 app.register_lifespan_task(services_lifespan)
 app.add_page(index_page, route=routes.INDEX, on_load=ChatState.load_index, title="Agent Chat")
 app.add_page(
-    chat_page, route=routes.CHAT, on_load=[ChatState.load_chat, LiveState.start], title="Agent Chat"
+    chat_page,
+    route=routes.CHAT,
+    on_load=[ChatState.load_chat, LiveState.start, WorkspaceState.resume_poll],
+    title="Agent Chat",
 )
 app.add_page(
     models_page,

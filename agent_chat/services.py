@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from agent_chat.config import Settings, load_settings
 from agent_chat.db import model_configs, users
-from agent_chat.db.engine import make_engine, migrate
+from agent_chat.db.engine import make_engine, migrate, startup_lock
 from agent_chat.runs.bridge_watch import EMBEDDED_HINT, UNREACHABLE_HINT, BridgeWatch
 from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.client import BridgeClient
@@ -50,6 +50,20 @@ class Services:
 _services: Services | None = None
 
 
+def _prepare_database(settings: Settings, storage: Storage) -> str | None:
+    """Migrate, and seed the model and the first administrator from the environment: one
+    worker at a time (several start at once and share the database)."""
+    with startup_lock(settings.db_url):
+        migrate(settings.db_url)
+        storage.call_sync(model_configs.ensure_env_model, settings=settings)
+        return storage.call_sync(
+            users.ensure_first_admin,
+            admin_user=settings.admin_user,
+            admin_password=settings.admin_password,
+            legacy_password=settings.password,
+        )
+
+
 async def start_services(
     settings: Settings | None = None, *, tab_connected: Callable[[str], bool] | None = None
 ) -> Services:
@@ -58,16 +72,9 @@ async def start_services(
     if _services is not None:
         return _services
     settings = settings or load_settings()
-    await asyncio.to_thread(migrate, settings.db_url)
     engine = make_engine(settings.db_url)
     storage = Storage(engine)
-    await storage.call(model_configs.ensure_env_model, settings=settings)
-    made = await storage.call(
-        users.ensure_first_admin,
-        admin_user=settings.admin_user,
-        admin_password=settings.admin_password,
-        legacy_password=settings.password,
-    )
+    made = await asyncio.to_thread(_prepare_database, settings, storage)
     if made:
         log.warning("Accounts: %s", made)
     embedded = None

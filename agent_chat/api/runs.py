@@ -45,16 +45,16 @@ def check_message(svc: Backend, text: str, field: str = "message") -> None:
         raise ApiError(422, str(exc), fields={field: str(exc)}) from exc
 
 
-def check_can_start(svc: Backend, session_uuid: str, me: int) -> None:
-    """409 while the conversation runs, 429 at the person's run limit (RunManager checks
-    again)."""
-    if svc.runs.live_for_session(session_uuid):
+async def check_can_start(svc: Backend, session_uuid: str, me: int) -> None:
+    """409 while the conversation runs, 429 at the person's run limit, on any worker
+    (RunManager checks again)."""
+    if await svc.runs.running_in(session_uuid, user_id=me):
         raise ApiError(
             409,
             "This conversation is still running. Wait for the answer or stop it first.",
             code="run_active",
         )
-    working = sum(1 for s in svc.runs.session_states(user_id=me).values() if s == "running")
+    working = await svc.runs.working_runs(user_id=me)
     if working >= svc.settings.max_active_runs:
         raise ApiError(
             429,
@@ -108,7 +108,7 @@ async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunSt
             f"The tool profile {body.tool_profile!r} is not enabled here.",
             fields={"toolProfile": "not enabled"},
         )
-    check_can_start(svc, session_id, me)
+    await check_can_start(svc, session_id, me)
     if body.parent_message_id is not None:
         branch = await svc.storage.call(active_branch, chat_session_id=chat.id)
         leaf = branch[-1].id if branch else None
@@ -141,10 +141,10 @@ async def require_run(svc: Backend, run_id: str, me: int) -> api_reads.RunInfo:
     return info
 
 
-def run_status(svc: Backend, info: api_reads.RunInfo, me: int) -> RunState:
-    if svc.runs.live(info.message.run_id) is not None:
-        waiting = svc.runs.session_states(user_id=me).get(info.session_uuid) == "waiting"
-        return RunState.WAITING_INPUT if waiting else RunState.RUNNING
+def run_status(info: api_reads.RunInfo, going: str) -> RunState:
+    """`going`: the manager's `run_state` ("running", "waiting" or "")."""
+    if going:  # consumed by this worker or another
+        return RunState.WAITING_INPUT if going == "waiting" else RunState.RUNNING
     if info.message.status in FINAL_STATES:
         return FINAL_STATES[info.message.status]
     # Stored as running but not followed here (the app is re-attaching): still going.
@@ -155,8 +155,9 @@ def run_status(svc: Backend, info: api_reads.RunInfo, me: int) -> RunState:
 async def run_state(svc: Svc, me: Me, run_id: str) -> RunStateOut:
     """The run's status and its pending question (or approval), e.g. after a reconnect."""
     info = await require_run(svc, run_id, me)
-    status = run_status(svc, info, me)
-    live = svc.runs.live(run_id) is not None
+    going = await svc.runs.run_state(run_id, user_id=me)
+    status = run_status(info, going)
+    live = bool(going)
     return RunStateOut(
         run_id=run_id,
         session_id=info.session_uuid,
@@ -175,7 +176,7 @@ async def run_state(svc: Svc, me: Me, run_id: str) -> RunStateOut:
 async def resume_run(svc: Svc, me: Me, run_id: str, body: ResumeBody) -> Accepted:
     """Answer the run's pending question (`clarifyId` from the state or the stream)."""
     info = await require_run(svc, run_id, me)
-    if svc.runs.live(run_id) is None:
+    if not await svc.runs.run_state(run_id, user_id=me):
         raise ApiError(409, "The run is not running any more.", code="run_finished")
     if info.pause is None or info.pause.clarify_id != body.clarify_id:
         raise ApiError(
@@ -198,7 +199,7 @@ async def resume_run(svc: Svc, me: Me, run_id: str, body: ResumeBody) -> Accepte
 async def stop_run(svc: Svc, me: Me, run_id: str) -> Accepted:
     """Stop the run; the stream ends with `run_stopped`."""
     await require_run(svc, run_id, me)
-    if svc.runs.live(run_id) is None:
+    if not await svc.runs.run_state(run_id, user_id=me):
         raise ApiError(409, "The run is not running any more.", code="run_finished")
     await svc.runs.stop(run_id, user_id=me)
     return Accepted(run_id=run_id, status="stopping")

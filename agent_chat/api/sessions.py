@@ -50,8 +50,8 @@ async def require_session(svc: Backend, session_id: str, me: int) -> ChatSession
     return chat
 
 
-def refuse_while_running(svc: Backend, session_uuid: str, action: str) -> None:
-    if svc.runs.live_for_session(session_uuid):
+async def refuse_while_running(svc: Backend, session_uuid: str, me: int, action: str) -> None:
+    if await svc.runs.running_in(session_uuid, user_id=me):
         raise ApiError(
             409, f"{action} is not possible while the agent is answering: stop the run or wait."
         )
@@ -62,7 +62,7 @@ async def _session_out(svc: Backend, chat: ChatSession, me: int) -> SessionOut:
     preview = await svc.storage.call(api_reads.previews, user_id=me, session_ids=[chat.id])
     return session_out(
         chat,
-        state=svc.runs.session_states(user_id=me).get(chat.session_uuid, ""),
+        state=(await svc.runs.session_states(user_id=me)).get(chat.session_uuid, ""),
         waiting=bool(waiting.get(chat.id)),
         preview=preview.get(chat.id),
     )
@@ -108,7 +108,7 @@ async def list_sessions(
     previews = await svc.storage.call(
         api_reads.previews, user_id=me, session_ids=[c.id for c in shown]
     )
-    states = svc.runs.session_states(user_id=me)
+    states = await svc.runs.session_states(user_id=me)
     has_more = len(rows) > limit
     return SessionPage(
         sessions=[
@@ -155,7 +155,7 @@ async def update_session(svc: Svc, me: Me, session_id: str, body: SessionPatch) 
     given = body.model_fields_set
     await require_session(svc, session_id, me)
     if given & {"model_id", "skill_folder"}:
-        refuse_while_running(svc, session_id, "Changing the model or skill")
+        await refuse_while_running(svc, session_id, me, "Changing the model or skill")
     kwargs: dict = {}
     if "model_id" in given:
         kwargs["model_id"] = body.model_id
@@ -182,7 +182,7 @@ async def update_session(svc: Svc, me: Me, session_id: str, body: SessionPatch) 
 async def delete_session(svc: Svc, me: Me, session_id: str) -> Response:
     """Delete the session with its messages and logs."""
     await require_session(svc, session_id, me)
-    refuse_while_running(svc, session_id, "Deleting")
+    await refuse_while_running(svc, session_id, me, "Deleting")
     await svc.storage.call(sessions.delete_session, session_uuid=session_id, user_id=me)
     await asyncio.to_thread(remove_workspace, workspaces_root(), session_id)  # its files too
     return Response(status_code=204)

@@ -50,7 +50,7 @@ async def _require(svc: Backend, message_id: int, me: int, role: MessageRole | N
 async def regenerate(svc: Svc, me: Me, message_id: MessageId) -> RunStarted:
     """A new version of an assistant message: the same question answered again."""
     _, session_uuid = await _require(svc, message_id, me, MessageRole.ASSISTANT)
-    check_can_start(svc, session_uuid, me)
+    await check_can_start(svc, session_uuid, me)
     return await started(
         svc.runs.regenerate(user_id=me, session_uuid=session_uuid, message_id=message_id),
         new_version="assistant",
@@ -68,7 +68,7 @@ async def edit(svc: Svc, me: Me, message_id: MessageId, body: MessageEdit) -> Ru
     `newMessageId` is the new user message)."""
     _, session_uuid = await _require(svc, message_id, me, MessageRole.USER)
     check_message(svc, body.content, "content")
-    check_can_start(svc, session_uuid, me)
+    await check_can_start(svc, session_uuid, me)
     return await started(
         svc.runs.edit(
             user_id=me, session_uuid=session_uuid, message_id=message_id, text=body.content
@@ -89,7 +89,7 @@ async def versions(svc: Svc, me: Me, message_id: MessageId) -> VersionList:
 async def activate(svc: Svc, me: Me, message_id: MessageId) -> VersionList:
     """Show this version (and the branch below it) from now on."""
     _, session_uuid = await _require(svc, message_id, me)
-    refuse_while_running(svc, session_uuid, "Switching versions")
+    await refuse_while_running(svc, session_uuid, me, "Switching versions")
     await svc.storage.call(messages.set_active, message_id=message_id, user_id=me)
     group = await svc.storage.call(messages.siblings, message_id=message_id, user_id=me)
     return VersionList(versions=[version_out(m) for m in group])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -140,3 +141,49 @@ def open_session(engine: Engine) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+# pg_advisory_lock's key for the start-up (any fixed bigint; "agentcht" in ASCII).
+STARTUP_LOCK_KEY = 0x6167656E74636874
+
+
+@contextmanager
+def startup_lock(url: str) -> Iterator[None]:
+    """One process at a time through the start-up's database work (migrations, the first
+    administrator, the model from the environment): several web workers start at once
+    (Reflex's GRANIAN_WORKERS) and would otherwise migrate one database side by side.
+    PostgreSQL: a session advisory lock on a connection of its own; SQLite: an exclusive
+    `flock` on a file beside the database."""
+    url = normalize_db_url(url)
+    if not is_sqlite(url):
+        from sqlalchemy import pool, text
+
+        # Autocommit, and tried rather than waited for: a worker blocked in
+        # pg_advisory_lock would sit in an open transaction, which a migration's CREATE
+        # INDEX CONCURRENTLY waits for (it waits out every transaction): a deadlock.
+        engine = create_engine(url, poolclass=pool.NullPool, isolation_level="AUTOCOMMIT")
+        key = {"k": STARTUP_LOCK_KEY}
+        try:
+            with engine.connect() as connection:
+                while not connection.execute(text("SELECT pg_try_advisory_lock(:k)"), key).scalar():
+                    time.sleep(0.2)
+                try:
+                    yield
+                finally:
+                    connection.execute(text("SELECT pg_advisory_unlock(:k)"), key)
+        finally:
+            engine.dispose()
+        return
+    database = make_url(url).database or ""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    import fcntl
+
+    ensure_sqlite_dir(url)
+    with open(f"{database}.startup-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

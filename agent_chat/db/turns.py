@@ -13,7 +13,7 @@ from enum import StrEnum
 from sqlalchemy import update
 from sqlmodel import Session, col
 
-from agent_chat.db import messages, model_configs, pauses, sessions
+from agent_chat.db import messages, model_configs, pauses, running, sessions
 from agent_chat.db.errors import StoreError
 from agent_chat.db.models import (
     ChatMessage,
@@ -30,6 +30,7 @@ class Refused(StoreError):
 
 # Also for another person's conversation: the same words (no way to learn it exists).
 NO_CONVERSATION = "This conversation does not exist (it may have been deleted)."
+RESET_WHILE_RUNNING = "The conversation is running: stop it before resetting the context."
 
 
 class TurnMode(StrEnum):
@@ -51,6 +52,10 @@ class TurnPlan:
     # The profiles the operator enabled: a conversation whose profile was disabled since
     # falls back to the first (never to tools the operator took away).
     enabled_profiles: tuple[str, ...] = ("chat",)
+    # Several workers: checked in the turn's transaction, under the person's row lock, that
+    # the conversation has no run going on and the person fewer working runs than this
+    # (db/running.py). None: the caller checked (one worker, its own memory).
+    max_active_runs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,19 @@ def prepare_turn(
 ) -> PreparedTurn:
     """Write the turn's messages and gather what the bridge needs. `skill_prompt(folder)`
     reads a skill (raises OSError/ValueError when it is broken: nothing is written then)."""
+    if plan.max_active_runs is not None:
+        running.lock_person(session, plan.owner_id)  # first: before anything is read
     chat = existing_chat(session, plan.session_uuid, plan.owner_id)
+    if plan.max_active_runs is not None:
+        try:
+            running.refuse_new_run(
+                session=session,
+                owner_id=plan.owner_id,
+                chat_session_id=chat.id,
+                limit=plan.max_active_runs,
+            )
+        except running.Refused as exc:
+            raise Refused(str(exc)) from exc
     model = resolve_model(session, plan.model_id, chat.model_id)
     skill_folder = plan.skill_folder if plan.mode == TurnMode.SEND else chat.skill_folder
     tool_profile = _tool_profile(plan, chat.tool_profile)
@@ -205,9 +222,16 @@ def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Out
     return True
 
 
-def mark_reset(*, session: Session, session_uuid: str, user_id: int) -> str:
-    """A new hermes session id and a RESET marker under the branch's leaf; the old id."""
+def mark_reset(
+    *, session: Session, session_uuid: str, user_id: int, check_running: bool = False
+) -> str:
+    """A new hermes session id and a RESET marker under the branch's leaf; the old id.
+    `check_running` (several workers): refused while the conversation has a run going on."""
+    if check_running:
+        running.lock_person(session, user_id)
     chat = existing_chat(session, session_uuid, user_id)
+    if check_running and running.running_runs(session=session, chat_session_id=chat.id):
+        raise Refused(RESET_WHILE_RUNNING)
     branch = messages.active_branch(session=session, chat_session_id=chat.id)
     if not branch or branch[-1].status == MessageStatus.RESET.value:
         raise Refused("There is nothing to reset yet.")

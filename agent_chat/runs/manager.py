@@ -24,21 +24,22 @@ from sqlalchemy.exc import SQLAlchemyError
 from agent_chat.config import Settings
 from agent_chat.db import logs, messages, run_bridges, turns
 from agent_chat.db.models import ChatMessage, MessageStatus
+from agent_chat.db.running import STILL_RUNNING
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
 from agent_chat.protocol.log_codec import stored_event
 from agent_chat.protocol.reducer import replay
 from agent_chat.runs.bridge_model import bridge_model
 from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
-from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange, SessionChanges
+from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange
 from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable
 from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
 from agent_chat.runs.memory_handover import SharedMemoryHandover
 from agent_chat.runs.placement import start_on_a_bridge
 from agent_chat.runs.queueing import QueueAndPrepare, RunRefused, StartedRun
-from agent_chat.runs.replay import StoredReplay
 from agent_chat.runs.run_commands import RunCommands
+from agent_chat.runs.run_reads import RunReads, UnknownRun
 from agent_chat.runs.storage import Storage
 from agent_chat.runs.takeover import TakeoverWatch
 from agent_chat.skills import skill_prompt
@@ -48,14 +49,7 @@ __all__ = ["BRIDGE_RESTARTED", "LiveRun", "RunManager", "RunRefused", "StartedRu
 log = logging.getLogger(__name__)
 
 
-class UnknownRun(LookupError):
-    """No such run, or another person's: the same answer for both (no existence oracle)."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"There is no run {run_id!r}.")
-
-
-class RunManager(QueueAndPrepare, RunCommands):
+class RunManager(RunReads, QueueAndPrepare, RunCommands):
     def __init__(
         self,
         *,
@@ -118,52 +112,13 @@ class RunManager(QueueAndPrepare, RunCommands):
         await self.leases.release_all()  # another worker may take the runs over at once
         await self.bus.aclose()
 
-    # ---- following runs --------------------------------------------------------------
-
-    def live(self, run_id: str | None) -> LiveRun | None:
-        return self._runs.get(run_id) if run_id else None
-
-    def live_for_session(self, session_uuid: str) -> LiveRun | None:
-        return next((r for r in self._runs.values() if r.session_uuid == session_uuid), None)
-
-    async def subscribe(self, run_id: str, after_seq: int = 0, *, user_id: int) -> StoredReplay:
-        """The run's events after `after_seq`: what happened so far, then live events as
-        they come, ending after the last one. A run that is over (or not live here) is
-        replayed from the stored log. `UnknownRun` for another person's run."""
-        await self._owned(run_id, user_id)
-        live = self.bus.subscribe(run_id, after_seq)
-        return live if live is not None else StoredReplay(self.storage, run_id, after_seq)
-
-    def session_changes(self, *, user_id: int) -> SessionChanges:
-        """The run-state changes of `user_id`'s conversations from now on (close it when
-        done); other people's never reach it, on any bus."""
-        return self.bus.session_changes(user_id)
-
-    def session_states(self, *, user_id: int) -> dict[str, str]:
-        """session_uuid -> "running" | "waiting" for `user_id`'s runs followed here."""
-        return {
-            r.session_uuid: r.session_state for r in self._runs.values() if r.owner_id == user_id
-        }
-
     def _live_for(self, session_uuid: str, user_id: int) -> LiveRun | None:
-        """The conversation's run followed here; another person's conversation is refused
+        """The conversation's run consumed here; another person's conversation is refused
         as missing (before "it is running" could tell that it exists)."""
         live = self.live_for_session(session_uuid)
         if live is not None and live.owner_id != user_id:
             raise RunRefused(turns.NO_CONVERSATION)
         return live
-
-    async def _owned(self, run_id: str, user_id: int) -> LiveRun | None:
-        """The run followed here if it is `user_id`'s; None when it is theirs but not live
-        here (finished, or another worker's); `UnknownRun` when unknown or another's."""
-        live = self._runs.get(run_id)
-        if live is not None:
-            if live.owner_id != user_id:
-                raise UnknownRun(run_id)
-            return live
-        if await self.storage.call(messages.run_owner, run_id=run_id) != user_id:
-            raise UnknownRun(run_id)
-        return None
 
     # ---- commands --------------------------------------------------------------------
 
@@ -213,14 +168,15 @@ class RunManager(QueueAndPrepare, RunCommands):
         """Give the session a fresh agent and add a RESET marker: later runs see nothing above it."""
         async with self._lock:
             if self._live_for(session_uuid, user_id):
-                raise RunRefused(
-                    "The conversation is running: stop it before resetting the context."
-                )
+                raise RunRefused(turns.RESET_WHILE_RUNNING)
             last_bridge = await self.storage.call(
                 run_bridges.last_run_bridge, session_uuid=session_uuid
             )
             old_hermes_session = await self._store(
-                turns.mark_reset, session_uuid=session_uuid, user_id=user_id
+                turns.mark_reset,
+                session_uuid=session_uuid,
+                user_id=user_id,
+                check_running=self.shared,  # another worker's run counts too
             )
         holder = self.bridges.holder(last_bridge=last_bridge, hermes_session=old_hermes_session)
         try:
@@ -240,10 +196,10 @@ class RunManager(QueueAndPrepare, RunCommands):
         await self.shared_memory.ensure()  # a pre-accounts memory goes to the first admin
         async with self._lock:
             if self._live_for(plan.session_uuid, plan.owner_id):
-                raise RunRefused(
-                    "This conversation is still running. Wait for the answer or stop it first."
-                )
+                raise RunRefused(STILL_RUNNING)
             # The limit is per person (the bridge has its own cap for the whole machine).
+            # Several workers: checked again in the turn's transaction (db/running.py), with
+            # every worker's runs; here, this process's (all of them with one worker).
             working = sum(
                 1
                 for r in self._runs.values()
@@ -256,7 +212,11 @@ class RunManager(QueueAndPrepare, RunCommands):
                     f"running, the limit is {limit}. Wait for one to finish or stop one."
                 )
             run_id = uuid.uuid4().hex
-            plan = replace(plan, enabled_profiles=self.settings.tool_profiles)
+            plan = replace(
+                plan,
+                enabled_profiles=self.settings.tool_profiles,
+                max_active_runs=limit if self.shared else None,
+            )
             # The conversation's last run's bridge, before this turn adds an unpinned one.
             last_bridge = await self.storage.call(
                 run_bridges.last_run_bridge, session_uuid=plan.session_uuid

@@ -1,7 +1,9 @@
 """The RunManager's queue (messages sent one after another as runs end) and preparing a
 conversation's agent in the background: a mixin of `RunManager` (runs/manager.py), which
-gives it `storage`, `client`, `bus`, `settings`, `send`, `live_for_session`,
-`validate_message` and `_store`."""
+gives it `storage`, `client`, `bus`, `settings`, `send`, `running_in`,
+`validate_message` and `_store`. Whether a run goes on is asked with `running_in`: with
+several workers the conversation's run may be another worker's (it sends the queue on when
+its run ends, runs/consumer.py `on_finished`)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from agent_chat.config import Settings
 from agent_chat.db import queue, run_bridges, turns
 from agent_chat.db.models import MessageStatus
+from agent_chat.db.running import RunningRun
 from agent_chat.runs.bridge_model import bridge_model
 from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
 from agent_chat.runs.bus import RunBus, SessionChange
@@ -45,7 +48,7 @@ class QueueAndPrepare:
     bridges: BridgeSet
     bus: RunBus
     _background_tasks: set[asyncio.Task]
-    live_for_session: Callable[[str], LiveRun | None]
+    running_in: Callable[..., Awaitable[RunningRun | None]]
     validate_message: Callable[[str], str]
     _store: Callable[..., Awaitable[Any]]
     send: Callable[..., Awaitable[StartedRun]]
@@ -64,8 +67,6 @@ class QueueAndPrepare:
         message starts at once. Best effort: a failure only means the run builds it.
         `draft_hermes_session`: a new conversation, created by its first message. Another
         person's conversation is skipped like a missing one."""
-        if self.live_for_session(session_uuid) is not None:
-            return
         work = self._prepare(session_uuid, user_id, model_id, tool_profile, draft_hermes_session)
         self._in_background(work, "prepare-agent")
 
@@ -79,6 +80,8 @@ class QueueAndPrepare:
     ) -> None:
         await self.shared_memory.ensure()  # type: ignore[attr-defined]
         try:
+            if await self.running_in(session_uuid, user_id=user_id) is not None:
+                return  # its agent is working already
             target = await self.storage.call(
                 turns.agent_target,
                 session_uuid=session_uuid,
@@ -110,7 +113,7 @@ class QueueAndPrepare:
         await self._store(
             queue.add_queued, session_uuid=session_uuid, user_id=user_id, content=text, **choices
         )
-        if self.live_for_session(session_uuid) is None:
+        if await self.running_in(session_uuid, user_id=user_id) is None:
             return await self._send_queued(session_uuid, user_id)
         change = SessionChange(session_uuid, "running", user_id)
         self.bus.publish_session(change)  # tabs show it

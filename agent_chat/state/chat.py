@@ -239,8 +239,12 @@ class ChatState(SidebarState):
         self.shown_limit += PAGE_SIZE
         await self.reload_messages()
 
-    def refuse_while_running(self, action: str) -> bool:
-        if self.svc().runs.live_for_session(self.current_uuid):
+    async def refuse_while_running(self, action: str) -> bool:
+        """Whether a run goes on in the shown conversation (on any worker): then says so."""
+        runs = self.svc().runs
+        if self.current_uuid and await runs.running_in(
+            self.current_uuid, user_id=await self.user_id()
+        ):
             self.show_error(
                 f"{action} is not possible while the agent is answering: stop it or wait."
             )
@@ -250,7 +254,7 @@ class ChatState(SidebarState):
     @rx.event
     async def switch_version(self, message_id: int, step: int) -> None:
         """Show the previous/next version of a message (and the branch below it)."""
-        if self.refuse_while_running("Switching versions"):
+        if await self.refuse_while_running("Switching versions"):
             return
         try:
             await self.svc().storage.call(
@@ -263,7 +267,7 @@ class ChatState(SidebarState):
     @rx.event
     async def reset_session(self) -> None:
         """Start the agent afresh: later questions do not see the messages above the marker."""
-        if self.refuse_while_running("Resetting the context"):
+        if await self.refuse_while_running("Resetting the context"):
             return
         try:
             await self.svc().runs.reset(
@@ -275,8 +279,8 @@ class ChatState(SidebarState):
         await self.reload_messages()
 
     @rx.event
-    def start_edit(self, message_id: int) -> None:
-        if not self.refuse_while_running("Editing"):
+    async def start_edit(self, message_id: int) -> None:
+        if not await self.refuse_while_running("Editing"):
             self.editing_id = message_id
 
     @rx.event

@@ -11,7 +11,6 @@ newer loop (page load, reconnect) makes the older one stop at its next step.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 
 import reflex as rx
@@ -20,33 +19,12 @@ from agent_chat import routes
 from agent_chat.db import queue, sessions
 from agent_chat.db.errors import StoreError
 from agent_chat.live.feed import LiveFeed
-from agent_chat.live.notices import Notice, notices
+from agent_chat.live.notices import notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun, UnknownRun
 from agent_chat.state.chat import COMPOSER_ID, ChatState
-
-
-def clear_composer(sent: str) -> rx.event.EventSpec:
-    """Empty the composer if it still holds what was sent: text typed since (the person
-    goes on typing while the server answers) is never wiped."""
-    return rx.call_script(
-        f"(el => {{ if (el && el.value === {json.dumps(sent)}) {{ el.value = ''; "
-        "el.dispatchEvent(new Event('input', { bubbles: true })); } })"
-        f"(document.getElementById({json.dumps(COMPOSER_ID)}))"
-    )
-
-
-def notify_script(found: list[Notice], count: int) -> rx.event.EventSpec:
-    calls = [f"n.count({count});"] + [
-        f"n.notify({json.dumps(x.title)}, {json.dumps(x.body)}, "
-        f"{json.dumps(routes.chat_url(x.session_uuid))});"
-        for x in found
-    ]
-    return rx.call_script(
-        "(() => { const n = window.agentChatNotify; if (n) { " + " ".join(calls) + " } })()"
-    )
-
+from agent_chat.state.page_scripts import clear_composer, notify_script
 
 COALESCE_S = 0.05  # at most one live update per 50 ms per tab
 LONG_ANSWER = 16_000  # characters; beyond, one update per 100 ms (benchmarks/RESULTS.md #3)
@@ -89,12 +67,14 @@ class LiveState(ChatState):
     # ---- page load ---------------------------------------------------------------------
 
     @rx.event
-    def start(self):
-        """After load_index/load_chat: the tab's watcher, and the follower if a run goes."""
+    async def start(self):
+        """After load_index/load_chat: the tab's watcher, and the follower if a run goes
+        (consumed by any worker)."""
         self._watcher = uuid.uuid4().hex
         events = [LiveState.watch(self._watcher)]
         shown = self.current_uuid and not self.not_found  # only the person's own (load_chat)
-        if shown and self.svc().runs.live_for_session(self.current_uuid):
+        me = await self.user_id_or_none() if shown else None
+        if me is not None and await self.svc().runs.running_in(self.current_uuid, user_id=me):
             events.append(self._follow())
         elif self.run_id:
             self._clear_live()
@@ -120,8 +100,8 @@ class LiveState(ChatState):
         if self.current_uuid and self.not_found:
             self.composer_error = "This conversation does not exist (it may have been deleted)."
             return None
-        if self.current_uuid and svc.runs.live_for_session(self.current_uuid):
-            return await self._queue(text)  # a run works: Enter queues behind it
+        if self.current_uuid and await svc.runs.running_in(self.current_uuid, user_id=me):
+            return await self._queue(text)  # a run works (on any worker): Enter queues
         new_session = not self.current_uuid
         if new_session:  # the conversation starts with its first message
             draft_uuid, draft_hermes = self.take_draft()
@@ -221,7 +201,7 @@ class LiveState(ChatState):
     async def submit_edit(self, form: dict):
         """Send the edited text as a new version of the user message, answered afresh."""
         message_id, text = self.editing_id, str(form.get("text") or "")
-        if self.refuse_while_running("Editing"):
+        if await self.refuse_while_running("Editing"):
             return None
         try:
             started = await self.svc().runs.edit(
@@ -239,7 +219,7 @@ class LiveState(ChatState):
     @rx.event
     async def regenerate(self, message_id: int):
         """Answer the same question again as a new version of this answer."""
-        if self.refuse_while_running("Regenerating"):
+        if await self.refuse_while_running("Regenerating"):
             return None
         try:
             started = await self.svc().runs.regenerate(
@@ -295,14 +275,18 @@ class LiveState(ChatState):
 
     @rx.event(background=True)
     async def follow(self, follower: str):
-        """Mirror the shown conversation's run into this tab until it ends."""
-        runs = self.svc().runs
+        """Mirror the shown conversation's run (consumed by any worker) into this tab until
+        it ends, or until the tab's socket is no longer on this worker (it reconnected to
+        another, whose page load starts a follower there)."""
+        svc = self.svc()
+        runs = svc.runs
         async with self:
             if self._follower != follower:
                 return
             if (me := await self.user_id_or_none()) is None:
                 return
-            live = runs.live_for_session(self.current_uuid)
+            token = self.router.session.client_token
+            live = await runs.running_in(self.current_uuid, user_id=me)
             if live is None:  # it ended before it could be followed: show what is stored
                 self._clear_live()
                 await self.reload_messages()
@@ -320,6 +304,8 @@ class LiveState(ChatState):
                 await asyncio.sleep(2 * COALESCE_S if long else COALESCE_S)
                 feed.add([first, *events.take_ready()])
                 patch = feed.patch()
+                if not svc.tab_connected(token):
+                    return  # gone, or on another worker now (it follows there)
                 async with self:
                     if self._follower != follower or self.current_uuid != session_uuid:
                         return  # superseded, or the tab shows another conversation now
@@ -381,7 +367,7 @@ class LiveState(ChatState):
                     if current and (shown is None or current in shown) and not self.run_id:
                         # A run of this conversation came or went elsewhere: show it.
                         await self.reload_messages()
-                        if svc.runs.live_for_session(current):
+                        if await svc.runs.running_in(current, user_id=me):
                             follow = self._follow()
                 if tell is not None:
                     yield tell

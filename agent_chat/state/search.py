@@ -68,10 +68,11 @@ class SearchState(ChatState):
         if not message_id:
             return rx.redirect(url)
         svc = self.svc()
-        running = bool(svc.runs.live_for_session(session_uuid))
+        me = await self.user_id()
+        running = bool(await svc.runs.running_in(session_uuid, user_id=me))
         try:
             opened = await svc.storage.call(
-                open_hit, user_id=await self.user_id(), message_id=message_id, switch=not running
+                open_hit, user_id=me, message_id=message_id, switch=not running
             )
         except StoreError:
             self.show_error("This message no longer exists; the search results were old.")

@@ -46,7 +46,7 @@ class SidebarState(AppState):
             folder_limits=self._folder_limits,
         )
         waiting = await svc.storage.call(pauses.open_pauses_by_session, user_id=me)
-        states = svc.runs.session_states(user_id=me)
+        states = await svc.runs.session_states(user_id=me)
 
         def row(chat: ChatSession) -> SessionRow:
             state = states.get(chat.session_uuid, "")
@@ -86,7 +86,7 @@ class SidebarState(AppState):
             include_archived=self.show_archived,
             section="unfiled",
         )
-        states = svc.runs.session_states(user_id=me)
+        states = await svc.runs.session_states(user_id=me)
         self.sessions = self.sessions + [
             session_row(c, states.get(c.session_uuid, "")) for c in rows[:PAGE_SIZE]
         ]
@@ -148,7 +148,7 @@ class SidebarState(AppState):
         svc = self.svc()
         me = await self.user_id()
         mine = await svc.storage.call(sessions.get_session, session_uuid=session_uuid, user_id=me)
-        if mine is not None and svc.runs.live_for_session(session_uuid):
+        if mine is not None and await svc.runs.running_in(session_uuid, user_id=me):
             self.show_error("This conversation is running: stop it before deleting it.")
             return None
         try:

@@ -5,7 +5,8 @@ sends a delta only when something changed (a file's size or time, or the time la
 Polling rather than a hook on the run's tool events: files also change through commands
 whose effects no tool event names (a script the agent ran, a background process, another
 tab's run), and a listing of a few hundred files costs a few milliseconds. Nothing runs
-while the drawer is closed; the loop ends when the drawer closes or the tab is gone.
+while the drawer is closed; the loop ends when the drawer closes or the tab is gone (or its
+socket is on another worker now: the page load there starts the loop again, `resume_poll`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,15 @@ class WorkspaceState(ChatState):
     async def open_workspace(self):
         self.ws_open = True
         await self._ws_refresh()
+        self._ws_poller = uuid.uuid4().hex
+        return WorkspaceState.ws_poll(self._ws_poller)
+
+    @rx.event
+    def resume_poll(self):
+        """Page load (a reconnect too, perhaps to another worker, where the old loop stops:
+        its tab's socket is not there): an open drawer's loop runs from here."""
+        if not self.ws_open:
+            return None
         self._ws_poller = uuid.uuid4().hex
         return WorkspaceState.ws_poll(self._ws_poller)
 

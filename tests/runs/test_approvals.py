@@ -70,7 +70,7 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
     pause = _open(storage, answer_id)
     assert pause.kind == "approval" and pause.question == "rm -rf victim"
     assert pause.detail and json.loads(pause.choices_json) == ["once", "session", "always", "deny"]
-    assert first.session_states(user_id=user) == {chat: "waiting"}
+    assert await first.session_states(user_id=user) == {chat: "waiting"}
     # The app restarts while the approval waits: the new one re-attaches and shows it.
     await first.close()
     second = await make_manager(bridge.base_url, tool_profiles=PROFILES)

@@ -200,7 +200,7 @@ async def test_an_unknown_session_is_refused(
     for session_uuid in ("00000000-0000-0000-0000-000000000000", "not-a-uuid"):
         with pytest.raises(RunRefused, match="does not exist"):
             await manager.send(session_uuid=session_uuid, text="hello", user_id=user)
-    assert manager.session_states(user_id=user) == {}
+    assert await manager.session_states(user_id=user) == {}
 
 
 async def test_no_model_configured_is_refused(
@@ -253,7 +253,7 @@ async def test_a_question_is_recorded_answered_and_the_run_completes(
     assert pause.question == "Which color do you prefer?"
     live = manager.live(started.run_id)
     assert live.view.state == "waiting_input" and live.view.clarify is not None
-    assert manager.session_states(user_id=user) == {chat: "waiting"}
+    assert await manager.session_states(user_id=user) == {chat: "waiting"}
     # The question's log rows are flushed at once, not after 200 ms or 50 rows: a reload
     # while the agent waits brings the question back.
     await wait_for(lambda: stored_view(storage, answer_id).clarify is not None, timeout=1)
@@ -415,7 +415,7 @@ async def test_reattaching_to_a_run_whose_end_is_already_logged_finishes_it(
     assert done.content == "Echo: hello"
     assert done.total_tokens
     assert_every_seq_once(storage, done.id, live.view.last_seq)
-    assert second.session_states(user_id=user) == {}
+    assert await second.session_states(user_id=user) == {}
 
 
 async def test_messages_are_in_the_right_roles(

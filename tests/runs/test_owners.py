@@ -55,8 +55,8 @@ async def test_another_person_cannot_touch_a_run_or_its_conversation(
             with pytest.raises(UnknownRun) as unknown:
                 await command(other_user, missing)
             assert str(refused.value) == str(unknown.value).replace(missing, run_id)
-        assert manager.session_states(user_id=other_user) == {}
-        assert manager.session_states(user_id=user) == {chat: "waiting"}
+        assert await manager.session_states(user_id=other_user) == {}
+        assert await manager.session_states(user_id=user) == {chat: "waiting"}
         # By conversation: it "does not exist" for them.
         for command in (
             lambda: manager.send(session_uuid=chat, text="mine now", user_id=other_user),

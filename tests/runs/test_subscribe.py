@@ -97,7 +97,7 @@ async def test_session_changes_report_running_waiting_and_the_end(
             assert change is not None, f"no change after {seen}"
             seen.append(change)
         assert seen == [SessionChange(chat, "running", user), SessionChange(chat, "waiting", user)]
-        assert manager.session_states(user_id=user) == {chat: "waiting"}
+        assert await manager.session_states(user_id=user) == {chat: "waiting"}
         await manager.stop(started.run_id, user_id=user)
         after = []
         while not after or after[-1].state:
@@ -109,7 +109,7 @@ async def test_session_changes_report_running_waiting_and_the_end(
             [SessionChange(chat, "", user)],
             [SessionChange(chat, "running", user), SessionChange(chat, "", user)],
         )
-        assert manager.session_states(user_id=user) == {}
+        assert await manager.session_states(user_id=user) == {}
     finally:
         changes.close()
 

@@ -69,6 +69,9 @@ class Stack:
     app: subprocess.Popen | None = None
     built: bool = False  # the frontend for app_port is built (a restart skips the build)
     embedded: bool = False  # AGENT_CHAT_BRIDGE=embedded: no bridge process, none to start
+    # Backend worker processes on the app's port, as `reflex run --env prod` starts them
+    # (granian, GRANIAN_WORKERS; several need REFLEX_REDIS_URL): tests/support/reflex_workers.py.
+    workers: int = 1
     _cookie: str | None = None  # the administrator's session (one sign-in per stack)
 
     @property
@@ -149,6 +152,9 @@ class Stack:
                 "REFLEX_FRONTEND_PORT": port,
                 "REFLEX_BACKEND_PORT": port,
             }
+            if self.workers > 1:  # Reflex's own several workers, started as Reflex starts them
+                command = [sys.executable, "-m", "tests.support.reflex_workers", "127.0.0.1", port]
+                env["GRANIAN_WORKERS"] = str(self.workers)
         else:
             # A page that connects to an https URL (REFLEX_API_URL): a build of its own.
             command = [sys.executable, "-m", "reflex", "run", "--env", "prod", "--single-port"]
@@ -278,6 +284,7 @@ def running_stack(
     env: dict[str, str] | None = None,
     embedded: bool = False,
     bridges_also: list[str] | None = None,
+    workers: int = 1,
 ) -> Iterator[Stack]:
     """Fake model, bridge and app, in `tmp` (logs, HERMES_HOME, skills, build folder, SQLite
     file); `env` adds settings (e.g. AGENT_CHAT_PASSWORD). The app makes the administrator
@@ -285,7 +292,9 @@ def running_stack(
     AGENT_CHAT_ADMIN_USER leaves the first visit's setup form). `embedded`: the bridge runs
     inside the app (AGENT_CHAT_BRIDGE=embedded), no bridge process is started.
     `bridges_also`: bridges (URLs, started by the caller) the app uses besides the stack's
-    own (AGENT_CHAT_BRIDGE_URLS, the stack's first). Everything stops with the block."""
+    own (AGENT_CHAT_BRIDGE_URLS, the stack's first). `workers`: backend worker processes on the
+    app's port (Reflex's GRANIAN_WORKERS; give REFLEX_REDIS_URL in `env`). Everything stops with
+    the block."""
     _write_skills(tmp / "skills")
     bridge_port, app_port = free_port(), free_port()
     full_env = {name: value for name, value in os.environ.items() if name not in _UNSET}
@@ -322,6 +331,7 @@ def running_stack(
             bridge_port=bridge_port,
             app_port=app_port,
             embedded=embedded,
+            workers=workers,
         )
         try:
             if not embedded:
