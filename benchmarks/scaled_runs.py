@@ -218,7 +218,10 @@ def main(argv: list[str] | None = None) -> h.Report:
         "report",
         None,
         f"{n}; ratio {ratio:.2f}; {failed} failed in all; loads per phase: "
-        + ", ".join(f"{r['shape'][:1]}{r['round']} {r['load']}" for r in report.runs),
+        + ", ".join(
+            f"{'1+1' if r['shape'] == a else '2+2'} round {r['round']}: {r['load']}"
+            for r in report.runs
+        ),
     )
     report.add(
         "run time p50 / p95 (s): 1+1 | 2+2",
@@ -241,7 +244,8 @@ def main(argv: list[str] | None = None) -> h.Report:
     )
     report.notes.append(
         "both set-ups run at once (the idle one polls its bridges); a shared 2-core machine: "
-        "other sessions' load is in the load averages"
+        "other sessions' load is in the load averages, and under that load more processes "
+        "also means a larger share of the cores"
     )
     report.finish()
     return report
