@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> h.Report:
                         f"round {i + 1} {name}: {result['runs_per_min']:.1f} runs/min, "
                         f"p50 {result['p50_s']:.2f} s, {result['failed']} failed, "
                         f"app CPU {result['app_cpu_per_run']:.3f} s/run, load {result['load']}"
+                        + (f"; failures {result['failures']}" if result["failed"] else "")
                     )
     finally:
         stop_process(model)

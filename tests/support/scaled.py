@@ -51,6 +51,14 @@ def _free(port: int) -> bool:
     return True
 
 
+def _cmdline(process: psutil.Process) -> list[str]:
+    """Its command line; [] for one that has just ended (a zombie until reaped)."""
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
+
+
 @dataclass
 class Scaled:
     process: subprocess.Popen
@@ -67,20 +75,20 @@ class Scaled:
             return []
 
     def bridges(self) -> list[psutil.Process]:
-        return [p for p in self.launched() if "agent_chat.bridge" in p.cmdline()]
+        return [p for p in self.launched() if "agent_chat.bridge" in _cmdline(p)]
 
     def app(self) -> psutil.Process:
         (app,) = [
             p
             for p in psutil.Process(self.process.pid).children()
-            if "reflex" in p.cmdline() and "run" in p.cmdline()
+            if "reflex" in _cmdline(p) and "run" in _cmdline(p)
         ]
         return app
 
     def web_workers(self) -> list[psutil.Process]:
         """Reflex's backend workers: the `reflex run` process's forked children (granian)."""
         app = self.app()
-        return [c for c in app.children() if c.cmdline() == app.cmdline()]
+        return [c for c in app.children() if _cmdline(c) == app.cmdline()]
 
     def app_processes(self) -> list[psutil.Process]:
         """The `reflex run` process and its workers (what the app's CPU is measured over)."""
