@@ -125,14 +125,21 @@ def main(argv: list[str] | None = None) -> None:
     # httpx logs every request at INFO: here only the readiness polls, which say nothing.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = load_settings()
-    parser = argparse.ArgumentParser(description="Run Agent Chat: the bridge and the web app.")
-    parser.add_argument("--port", type=int, default=settings.app_port, help="web app port")
-    parser.add_argument("--env", default="prod", choices=["prod", "dev"])
-    args = parser.parse_args(argv)
-
+    argv = sys.argv[1:] if argv is None else argv
     problem = exposure_problem(settings.tool_profiles, settings.app_host, settings.password)
     if problem:
         raise SystemExit(problem)
+    if "--scaled" in argv:  # PostgreSQL, Redis, several bridges and web workers (scaled.py)
+        from agent_chat import scaled
+
+        scaled.main(argv, settings.app_port, settings.app_host)
+    parser = argparse.ArgumentParser(description="Run Agent Chat: the bridge and the web app.")
+    parser.add_argument("--port", type=int, default=settings.app_port, help="web app port")
+    parser.add_argument("--env", default="prod", choices=["prod", "dev"])
+    parser.add_argument(
+        "--scaled", action="store_true", help="the scaled set-up (--scaled --help for more)"
+    )
+    args = parser.parse_args(argv)
     bridge, supervisor = None, None
     if settings.embedded_bridge:
         log.info("the bridge runs inside the web app (AGENT_CHAT_BRIDGE=embedded)")

@@ -43,11 +43,12 @@ class BridgeSupervisor:
         self._thread = threading.Thread(target=self._watch, name="bridge-supervisor", daemon=True)
         self._thread.start()
 
-    def stop(self) -> subprocess.Popen | None:
-        """Stop watching; the caller stops the process returned (the current bridge)."""
+    def stop(self, timeout_s: float = 5) -> subprocess.Popen | None:
+        """Stop watching; the caller stops the process returned (the current bridge).
+        `timeout_s=0`: return at once (the watcher ends when that process does)."""
         self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if self._thread is not None and timeout_s > 0:
+            self._thread.join(timeout=timeout_s)
         return self.process
 
     def _watch(self) -> None:

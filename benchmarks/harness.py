@@ -452,7 +452,9 @@ def assistant_run(db_url: str, session_uuid: str) -> dict[str, Any]:
     engine = make_engine(db_url)
     try:
         with open_session(engine) as session:
-            chat = sessions.get_session(session=session, session_uuid=session_uuid)
+            chat = sessions.get_session(
+                session=session, session_uuid=session_uuid, user_id=BENCH_OWNER
+            )
             msg = session.exec(
                 select(ChatMessage)
                 .where(ChatMessage.session_id == chat.id, ChatMessage.role == "ASSISTANT")
