@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -80,7 +81,9 @@ def commit() -> str:
 
 
 def command() -> str:
-    return " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv])
+    """The command line, database passwords masked (results/*.json are committed)."""
+    line = " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv])
+    return re.sub(r"(://[^/:@\s]+:)[^@\s]+@", r"\1***@", line)
 
 
 def median(values: Sequence[float]) -> float:

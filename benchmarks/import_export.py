@@ -66,7 +66,8 @@ def populate(engine, messages: int) -> str:
     """A conversation of about `messages` messages; returns its uuid."""
     at = datetime(2026, 1, 1)
     with open_session(engine) as session:
-        chat = ChatSession(title="A long conversation with versions")
+        owner = h.ensure_bench_owner(session)  # the export and the import are the owner's
+        chat = ChatSession(title="A long conversation with versions", owner_id=owner)
         session.add(chat)
         session.flush()
         parent: int | None = None

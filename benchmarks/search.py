@@ -18,7 +18,7 @@ rows made of them), p95, with all 20 folders open and with 17 of them folded.
 Targets: search p95 ≤ 50 ms; sidebar first page ≤ 50 ms.
 
 Run: python benchmarks/search.py [--quick] [--sizes 100000,1000000] [--db sqlite,postgresql]
-     [--pg-url URL] [--repeat N] [--data-dir DIR] [--ab] [--no-sidebar]
+     [--pg-url URL] [--repeat N] [--data-dir DIR] [--ab] [--no-sidebar] [--load-only]
 --ab: on PostgreSQL each query is also timed as the plain query `search_vector @@ q` (the
 prefix lookup of migration 9d5e7f1a3b6c off), alternately, and both must find the same.
 Without --pg-url a throwaway PostgreSQL server is started (scripts/postgres.sh). With
@@ -344,6 +344,12 @@ def main(argv: list[str] | None = None) -> h.Report:
             "query), in turn, with the server's CPU read around each call",
         )
         p.add_argument("--no-sidebar", action="store_true", help="search only")
+        p.add_argument(
+            "--load-only",
+            action="store_true",
+            help="with --data-dir: load (or migrate) the databases, measure nothing (run the "
+            "load under `nice`, the measurement without)",
+        )
 
     args = h.parse_common(__doc__.splitlines()[0], argv, extra)
     sizes = [10_000, 30_000] if args.quick else [int(s) for s in args.sizes.split(",")]
@@ -376,6 +382,8 @@ def main(argv: list[str] | None = None) -> h.Report:
                     if load_s is not None:
                         h.log(f"{label}: loaded in {load_s:.0f} s")
                         report.notes.append(f"{label}: bulk load with indexing {load_s:.0f} s")
+                    if args.load_only:
+                        continue
                     before = h.load()
                     h.log(f"{label}: measuring (load average {before})")
                     engine = make_engine(url)
@@ -398,7 +406,8 @@ def main(argv: list[str] | None = None) -> h.Report:
                 subprocess.run(
                     [str(h.ROOT / "scripts" / "postgres.sh"), "stop", str(tmp / "pg")], check=False
                 )
-    report.finish()
+    if not args.load_only:  # keep the last measurement's results/search.json
+        report.finish()
     return report
 
 

@@ -149,6 +149,7 @@ def populate_postgresql(url: str, rows: list[tuple]) -> None:
             "SELECT pg_relation_size(%(i)s::regclass)", {"i": search_schema.PG_MESSAGE_INDEX}
         )
         size = cur.fetchone()[0]
+        db.commit()  # that SELECT began a transaction: VACUUM needs autocommit, outside one
         print(
             f"message index (two columns) built in {time.perf_counter() - t0:.0f} s "
             f"(with ANALYZE), {size / 1e6:.0f} MB",

@@ -282,6 +282,29 @@ def test_many_matches_list_the_newest_conversations(
     assert [h.session_uuid for h in hits] == chats[::-1][:3]
 
 
+def test_many_matches_of_several_people_list_each_ones_own(
+    session: Session, monkeypatch: pytest.MonkeyPatch, user: int, other_user: int
+) -> None:
+    from agent_chat.db import search as search_module
+
+    # PostgreSQL reads the first matches of anyone's conversations, then keeps the owner's:
+    # with more than PG_ALL_MATCHES of them and another's among them, it asks again with the
+    # owner's condition (few of one's own: all of them; many: the newest first).
+    monkeypatch.setattr(search_module, "BATCH", 2)
+    monkeypatch.setattr(search_module, "PG_ALL_MATCHES", 3)
+    made: dict[int, list[str]] = {user: [], other_user: []}
+    for i, owner in enumerate([other_user] * 3 + [user] + [other_user] * 4 + [user]):
+        chat = create_session(user_id=owner, session=session, title=f"c{i}")
+        _turn(session, chat, f"shared word {i}", f"shared answer {i}")
+        made[owner].append(chat.session_uuid)
+    for query in ("shared", "shared ans", "shared word"):
+        mine = [h.session_uuid for h in search(user_id=user, session=session, query=query)]
+        assert mine == made[user][::-1], query
+        theirs = search(user_id=other_user, session=session, query=query, limit=5)
+        assert [h.session_uuid for h in theirs] == made[other_user][::-1][:5], query
+    assert search(user_id=user, session=session, query="word 2") == []  # another's only
+
+
 def test_prefixes_of_every_length_match_exactly_the_words_beginning_so(
     session: Session, user: int
 ) -> None:
