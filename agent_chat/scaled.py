@@ -44,7 +44,7 @@ from agent_chat.data_servers import (
     start_redis,
     stop_group,
 )
-from agent_chat.supervisor import BridgeSupervisor
+from agent_chat.supervisor import BridgeSupervisor, bridge_healthy
 
 log = logging.getLogger("agent_chat.serve")
 # What the launcher decides itself, whatever the caller's environment says.
@@ -96,13 +96,6 @@ class Scaled:
             log.info("stopping %s", server.name)
             server.stop()
         log.info("stopped; the data stays in %s", self.data)
-
-
-def bridge_healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def bridge_command(port: int) -> list[str]:

@@ -22,17 +22,10 @@ from urllib.parse import urlparse
 import httpx
 
 from agent_chat.config import PROJECT_ROOT, load_settings
-from agent_chat.supervisor import BridgeSupervisor
+from agent_chat.supervisor import BridgeSupervisor, bridge_healthy
 from agent_chat.tool_profiles import exposure_problem
 
 log = logging.getLogger("agent_chat.serve")
-
-
-def bridge_healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def bridge_token(environ: MutableMapping[str, str]) -> str:

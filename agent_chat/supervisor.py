@@ -16,7 +16,17 @@ import threading
 import time
 from collections.abc import Callable
 
+import httpx
+
 log = logging.getLogger("agent_chat.serve")
+
+
+def bridge_healthy(url: str) -> bool:
+    """The bridge at `url` answers its /health (what every launcher waits for)."""
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 class BridgeSupervisor:
