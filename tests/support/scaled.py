@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import psutil
 
+from agent_chat.data_servers import port_free
 from tests.support.accounts import ADMIN_ENV
 from tests.support.processes import ROOT, free_port, wait_http
 
@@ -34,21 +34,13 @@ _UNSET = (
 
 
 def free_ports_in_a_row(count: int) -> int:
-    """The first of `count` consecutive free ports (the launcher's bridges are port, +1, …)."""
+    """The first of `count` consecutive free ports, free as the launcher checks them (its
+    bridges are port, +1, …)."""
     for _ in range(50):
         first = free_port()
-        if all(_free(first + i) for i in range(1, count)):
+        if all(port_free(first + i) for i in range(1, count)):
             return first
     raise RuntimeError(f"no {count} consecutive free ports")
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def _cmdline(process: psutil.Process) -> list[str]:
