@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, expect
 from redis import Redis
 
 from agent_chat.db.engine import make_engine
-from tests.support.bridge import hermes_home, start_bridge_process
+from tests.support.bridge import bridge_process
 from tests.support.browser import fresh_page, new_chat, send, session_uuid_of, shot
 from tests.support.stack import Stack, ensure_fake_model
 from tests.support.workers import TwoWorkers, two_workers
@@ -36,13 +36,8 @@ def second_bridge(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[subprocess.Popen, str]]:
     tmp = tmp_path_factory.mktemp("workers-second-bridge")
-    process, url = start_bridge_process(hermes_home(tmp / "home"), tmp / "bridge.log")
-    try:
-        yield process, url
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
+    with bridge_process(tmp) as bridge:
+        yield bridge
 
 
 @pytest.fixture(scope="module")

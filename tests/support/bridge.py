@@ -78,3 +78,16 @@ def start_bridge_process(
         timeout=90,
     )
     return process, f"http://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def bridge_process(tmp: Path) -> Iterator[tuple[subprocess.Popen, str]]:
+    """A bridge process of its own (its hermes home and log in `tmp`) and its URL; killed
+    at the end unless a test already did."""
+    process, url = start_bridge_process(hermes_home(tmp / "home"), tmp / "bridge.log")
+    try:
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
