@@ -11,12 +11,13 @@ its memory only: no database query for it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 import pytest
 
 from agent_chat.db import pauses
 from agent_chat.db.models import MessageStatus
-from agent_chat.runs.manager import RunManager, RunRefused
+from agent_chat.runs.manager import RunManager, RunRefused, StartedRun
 from agent_chat.runs.storage import Storage
 from tests.support.bridge import RunningBridge
 from tests.support.runs import MakeManager, chat_messages, finished, new_chat, wait_for
@@ -35,6 +36,15 @@ async def _until_state(manager: RunManager, user: int, chat: str, state: str) ->
     while (await _states(manager, user)).get(chat, "") != state:
         assert asyncio.get_running_loop().time() < deadline, f"{chat} never {state!r}"
         await asyncio.sleep(0.05)
+
+
+async def _one_starts(*sends: Awaitable[StartedRun]) -> tuple[StartedRun, RunRefused]:
+    """Sends raced on two workers: exactly one started, the other refused (which, said)."""
+    results = await asyncio.gather(*sends, return_exceptions=True)
+    refused = [r for r in results if isinstance(r, RunRefused)]
+    started = [r for r in results if not isinstance(r, BaseException)]
+    assert len(started) == 1 and len(refused) == 1, results
+    return started[0], refused[0]
 
 
 async def test_a_run_one_worker_consumes_goes_on_for_the_other(
@@ -88,19 +98,15 @@ async def test_two_workers_starting_at_once_in_one_conversation_make_one_run(
     two = await make_worker(bridge.base_url)
     for _ in range(rounds):
         chat = new_chat(storage)
-        results = await asyncio.gather(
+        started, refused = await _one_starts(
             one.send(session_uuid=chat, text="long 20 delay=0.02", user_id=user),
             two.send(session_uuid=chat, text="long 20 delay=0.02", user_id=user),
-            return_exceptions=True,
         )
-        refused = [r for r in results if isinstance(r, RunRefused)]
-        started = [r for r in results if not isinstance(r, BaseException)]
-        assert len(started) == 1 and len(refused) == 1, results
-        assert "still running" in str(refused[0])
+        assert "still running" in str(refused)
         running = [m for m in chat_messages(storage, chat) if m.role == "ASSISTANT"]
-        assert [m.run_id for m in running] == [started[0].run_id]  # one answer, one run
+        assert [m.run_id for m in running] == [started.run_id]  # one answer, one run
         assert len([m for m in chat_messages(storage, chat) if m.role == "USER"]) == 1
-        await finished(storage, started[0].assistant_message_id)
+        await finished(storage, started.assistant_message_id)
 
 
 async def test_the_per_person_limit_holds_across_workers(
@@ -113,17 +119,13 @@ async def test_the_per_person_limit_holds_across_workers(
     one = await make_worker(bridge.base_url, max_active_runs=1)
     two = await make_worker(bridge.base_url, max_active_runs=1)
     first, second = new_chat(storage), new_chat(storage)
-    results = await asyncio.gather(
+    started, refused = await _one_starts(
         one.send(session_uuid=first, text="long 40 delay=0.02", user_id=user),
         two.send(session_uuid=second, text="long 40 delay=0.02", user_id=user),
-        return_exceptions=True,
     )
-    refused = [r for r in results if isinstance(r, RunRefused)]
-    started = [r for r in results if not isinstance(r, BaseException)]
-    assert len(started) == 1 and len(refused) == 1, results
-    assert "the limit is 1" in str(refused[0])
+    assert "the limit is 1" in str(refused)
     assert await one.working_runs(user_id=user) == 1 == await two.working_runs(user_id=user)
-    await finished(storage, started[0].assistant_message_id)
+    await finished(storage, started.assistant_message_id)
     # A waiting run does not count: a question holds no model.
     asked = await two.send(session_uuid=first, text="ask me", user_id=user)
     await _until_state(one, user, first, "waiting")
