@@ -19,6 +19,7 @@ import os
 import pickle
 import signal
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,12 +35,14 @@ LEASE_S = 5.0  # the default; a dead worker's runs are taken over after it (a sh
 
 
 @contextlib.contextmanager
-def postgresql_for_tests(folder: Path) -> Iterator[None]:
+def postgresql_for_tests() -> Iterator[None]:
     """AGENT_CHAT_TEST_DB_URL names a PostgreSQL server for the block: the one given, or a
     throwaway server started here (and stopped after)."""
     if database_server_url() is not None:
         yield
         return
+    # Not under pytest's tmp: as root that is closed to the `postgres` user the server runs as.
+    folder = Path(tempfile.mkdtemp(prefix="agent-chat-pg-"))
     script = str(ROOT / "scripts" / "postgres.sh")
     url = subprocess.run(
         [script, "start", str(folder)], check=True, capture_output=True, text=True, timeout=300
@@ -107,7 +110,7 @@ def two_workers(
     bridges_also: list[str] | None = None,
 ) -> Iterator[TwoWorkers]:
     with contextlib.ExitStack() as started:
-        started.enter_context(postgresql_for_tests(tmp / "pg"))
+        started.enter_context(postgresql_for_tests())
         redis_url = started.enter_context(redis_server(tmp / "redis"))
         a = started.enter_context(
             running_stack(
@@ -130,7 +133,7 @@ def reflex_workers(
     """One port, `workers` Reflex backend workers (granian), all started at once on a
     fresh database."""
     with contextlib.ExitStack() as started:
-        started.enter_context(postgresql_for_tests(tmp / "pg"))
+        started.enter_context(postgresql_for_tests())
         redis_url = started.enter_context(redis_server(tmp / "redis"))
         env = shared_env(redis_url, env)
         yield started.enter_context(
