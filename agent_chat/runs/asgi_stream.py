@@ -11,7 +11,6 @@ reach the app through it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
@@ -21,6 +20,7 @@ from starlette.types import ASGIApp
 
 log = logging.getLogger(__name__)
 
+CLOSE_WAIT_S = 5.0  # how long closing a response waits for the app task to end
 _END = object()  # the app sent its last body chunk (or ended)
 
 
@@ -54,8 +54,14 @@ class _ResponseBody(httpx.AsyncByteStream):
         self._disconnected.set()
         if not self._task.done():
             self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
+        # Bounded, as a socket's close is: an app that ignores its cancel is left behind.
+        done, _ = await asyncio.wait([self._task], timeout=CLOSE_WAIT_S)
+        if not done:
+            log.warning(
+                "in-process app task %s did not stop after the client closed", self._task.get_name()
+            )
+        elif not self._task.cancelled():
+            self._task.exception()  # retrieved: its failure was already logged or passed on
 
 
 class StreamingASGITransport(httpx.AsyncBaseTransport):

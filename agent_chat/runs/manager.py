@@ -47,6 +47,7 @@ from agent_chat.skills import skill_prompt
 __all__ = ["BRIDGE_RESTARTED", "LiveRun", "RunManager", "RunRefused", "StartedRun", "UnknownRun"]
 
 log = logging.getLogger(__name__)
+CLOSE_WAIT_S = 10.0  # how long close() waits for the cancelled run tasks
 
 
 class RunManager(RunReads, QueueAndPrepare, RunCommands):
@@ -107,7 +108,18 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         tasks = [r.task for r in self._runs.values() if r.task] + list(self._background_tasks)
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:
+            # Bounded: a task that ignores its cancel must not keep the process from ending.
+            done, stuck = await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # retrieved, as gather(return_exceptions=True) did
+            for task in stuck:
+                log.warning(
+                    "run task %s did not stop within %.0f s: left behind at shutdown",
+                    task.get_name(),
+                    CLOSE_WAIT_S,
+                )
         await self.writer.close()
         await self.leases.release_all()  # another worker may take the runs over at once
         await self.bus.aclose()

@@ -5,6 +5,7 @@ body arrives whole, an app that fails before answering is a transport error."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import httpx
 import pytest
@@ -94,3 +95,27 @@ async def test_an_app_that_never_answers_times_out() -> None:
     ) as http:
         with pytest.raises(httpx.ReadTimeout):
             await http.get("/")
+
+
+async def test_closing_is_bounded_when_the_app_ignores_its_cancel(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shutdown closes every stream: one app that swallows its cancel must not hang it."""
+    monkeypatch.setattr("agent_chat.runs.asgi_stream.CLOSE_WAIT_S", 0.2)
+    stop = asyncio.Event()
+
+    async def stubborn(scope, receive, send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"x", "more_body": True})
+        while not stop.is_set():
+            with contextlib.suppress(asyncio.CancelledError):  # what a careless app does
+                await stop.wait()
+
+    async with (
+        asyncio.timeout(3),
+        client(stubborn) as http,
+        http.stream("GET", "/") as response,
+    ):
+        assert await response.aiter_bytes().__anext__() == b"x"
+    assert "did not stop after the client closed" in caplog.text
+    stop.set()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -350,6 +352,32 @@ async def test_a_restarted_app_reattaches_and_loses_no_event(
     assert done.content == " ".join(f"word{i}" for i in range(1, 61))
     assert_every_seq_once(storage, done.id, live.view.last_seq)
     assert stored_view(storage, done.id) == live.view
+
+
+async def test_close_is_bounded_when_a_task_ignores_its_cancel(
+    bridge: RunningBridge,
+    make_manager: MakeManager,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The app's shutdown (Ctrl-C, a redeploy) ends even when one task swallows its cancel."""
+    monkeypatch.setattr("agent_chat.runs.manager.CLOSE_WAIT_S", 0.2)
+    manager = await make_manager(bridge.base_url)
+    stop = asyncio.Event()
+
+    async def stubborn() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await stop.wait()
+
+    task = asyncio.create_task(stubborn(), name="stubborn")
+    manager._background_tasks.add(task)
+    await asyncio.sleep(0)  # started: a task cancelled before its first step just ends
+    async with asyncio.timeout(5):
+        await manager.close()
+    assert "run task stubborn did not stop" in caplog.text
+    stop.set()
+    await task
 
 
 async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps_its_logs(
