@@ -17,6 +17,8 @@ from tests.support.bridge import hermes_home as make_hermes_home
 from tests.support.databases import MigratedDatabases, fresh_database
 from tests.support.users import default_owner, user_on
 
+pytest_plugins = ["tests.support.hang_report"]
+
 # --- fake model server and bridge ---------------------------------------------------------
 
 
