@@ -16,6 +16,7 @@ from agent_chat.api.views import pending_out
 from agent_chat.db import api_reads, model_configs
 from agent_chat.db.messages import active_branch
 from agent_chat.db.models import MessageStatus
+from agent_chat.db.running import RUN_ACTIVE, STILL_RUNNING, TOO_MANY_RUNS, too_many_runs
 from agent_chat.protocol.events import RunState
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun
@@ -49,27 +50,26 @@ async def check_can_start(svc: Backend, session_uuid: str, me: int) -> None:
     """409 while the conversation runs, 429 at the person's run limit, on any worker
     (RunManager checks again)."""
     if await svc.runs.running_in(session_uuid, user_id=me):
-        raise ApiError(
-            409,
-            "This conversation is still running. Wait for the answer or stop it first.",
-            code="run_active",
-        )
+        raise refused(RunRefused(STILL_RUNNING, RUN_ACTIVE))
     working = await svc.runs.working_runs(user_id=me)
     if working >= svc.settings.max_active_runs:
-        raise ApiError(
-            429,
-            f"{working} conversations are running, the limit is "
-            f"{svc.settings.max_active_runs}. Wait for one to finish or stop one.",
-            code="too_many_runs",
-            headers={"Retry-After": "5"},
-        )
+        limit = svc.settings.max_active_runs
+        raise refused(RunRefused(too_many_runs(working, limit), TOO_MANY_RUNS))
+
+
+def refused(exc: RunRefused) -> ApiError:
+    """429 (retry later) at the person's run limit, 409 for every other refusal: the same
+    whether this check, the manager's or the turn's transaction (several workers) said so."""
+    if exc.code == TOO_MANY_RUNS:
+        return ApiError(429, str(exc), code=TOO_MANY_RUNS, headers={"Retry-After": "5"})
+    return ApiError(409, str(exc), code=exc.code)
 
 
 async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunStarted:
     try:
         run = await command
     except RunRefused as exc:
-        raise ApiError(409, str(exc), code="refused") from exc
+        raise refused(exc) from exc
     new_id = run.user_message_id if new_version == "user" else run.assistant_message_id
     return RunStarted(
         run_id=run.run_id,

@@ -23,12 +23,27 @@ from agent_chat.db.errors import StoreError
 from agent_chat.db.models import AppUser, ChatMessage, ChatSession, MessageRole, RunPause
 
 STILL_RUNNING = "This conversation is still running. Wait for the answer or stop it first."
+# Why a start is refused, for a client to tell apart (the HTTP API: 409 and 429).
+RUN_ACTIVE = "run_active"
+TOO_MANY_RUNS = "too_many_runs"
 # The partial index's own predicate, as a literal (a bound parameter could not use it).
 _RUNNING = text("chat_message.status = 'RUNNING'")
 
 
 class Refused(StoreError):
-    """No new run: the sentence says why (db/turns.py re-raises it as its own Refused)."""
+    """No new run: the sentence says why, `code` which limit (db/turns.py re-raises it as its
+    own Refused)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def too_many_runs(working: int, limit: int) -> str:
+    return (
+        f"{working} conversation{'s are' if working != 1 else ' is'} already "
+        f"running, the limit is {limit}. Wait for one to finish or stop one."
+    )
 
 
 @dataclass(frozen=True)
@@ -106,10 +121,7 @@ def refuse_new_run(
     person has `limit` working runs (waiting ones do not count). After `lock_person`."""
     going = running_runs(session=session, user_id=owner_id)
     if any(r.chat_session_id == chat_session_id for r in going):
-        raise Refused(STILL_RUNNING)
+        raise Refused(STILL_RUNNING, RUN_ACTIVE)
     working = sum(1 for r in going if not r.waiting)
     if limit is not None and working >= limit:
-        raise Refused(
-            f"{working} conversation{'s are' if working != 1 else ' is'} already "
-            f"running, the limit is {limit}. Wait for one to finish or stop one."
-        )
+        raise Refused(too_many_runs(working, limit), TOO_MANY_RUNS)

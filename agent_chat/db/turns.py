@@ -25,7 +25,12 @@ from agent_chat.db.models import (
 
 
 class Refused(StoreError):
-    """The request cannot be done with the data as it is; the message says why."""
+    """The request cannot be done with the data as it is; the message says why (`code`:
+    which rule, for the HTTP API's status)."""
+
+    def __init__(self, message: str, code: str = "refused") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 # Also for another person's conversation: the same words (no way to learn it exists).
@@ -105,7 +110,7 @@ def prepare_turn(
                 limit=plan.max_active_runs,
             )
         except running.Refused as exc:
-            raise Refused(str(exc)) from exc
+            raise Refused(str(exc), exc.code) from exc
     model = resolve_model(session, plan.model_id, chat.model_id)
     skill_folder = plan.skill_folder if plan.mode == TurnMode.SEND else chat.skill_folder
     tool_profile = _tool_profile(plan, chat.tool_profile)

@@ -24,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from agent_chat.config import Settings
 from agent_chat.db import logs, messages, run_bridges, turns
 from agent_chat.db.models import ChatMessage, MessageStatus
-from agent_chat.db.running import STILL_RUNNING
+from agent_chat.db.running import RUN_ACTIVE, STILL_RUNNING, TOO_MANY_RUNS, too_many_runs
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
 from agent_chat.protocol.log_codec import stored_event
@@ -202,13 +202,13 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         try:
             return await self.storage.call(fn, **kwargs)
         except turns.Refused as exc:
-            raise RunRefused(str(exc)) from exc
+            raise RunRefused(str(exc), exc.code) from exc
 
     async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
         await self.shared_memory.ensure()  # a pre-accounts memory goes to the first admin
         async with self._lock:
             if self._live_for(plan.session_uuid, plan.owner_id):
-                raise RunRefused(STILL_RUNNING)
+                raise RunRefused(STILL_RUNNING, RUN_ACTIVE)
             # The limit is per person (the bridge has its own cap for the whole machine).
             # Several workers: checked again in the turn's transaction (db/running.py), with
             # every worker's runs; here, this process's (all of them with one worker).
@@ -219,10 +219,7 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
             )
             limit = self.settings.max_active_runs
             if working >= limit:
-                raise RunRefused(
-                    f"{working} conversation{'s are' if working != 1 else ' is'} already "
-                    f"running, the limit is {limit}. Wait for one to finish or stop one."
-                )
+                raise RunRefused(too_many_runs(working, limit), TOO_MANY_RUNS)
             run_id = uuid.uuid4().hex
             plan = replace(
                 plan,

@@ -30,7 +30,12 @@ log = logging.getLogger(__name__)
 
 
 class RunRefused(Exception):
-    """A run could not be started; the message says why, for the person."""
+    """A run could not be started; the message says why, for the person; `code` which rule
+    (db/running.py's RUN_ACTIVE, TOO_MANY_RUNS; "refused" for the others)."""
+
+    def __init__(self, message: str, code: str = "refused") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)

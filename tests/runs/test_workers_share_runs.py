@@ -17,6 +17,7 @@ import pytest
 
 from agent_chat.db import pauses
 from agent_chat.db.models import MessageStatus
+from agent_chat.db.running import RUN_ACTIVE, TOO_MANY_RUNS
 from agent_chat.runs.manager import RunManager, RunRefused, StartedRun
 from agent_chat.runs.storage import Storage
 from tests.support.bridge import RunningBridge
@@ -102,7 +103,7 @@ async def test_two_workers_starting_at_once_in_one_conversation_make_one_run(
             one.send(session_uuid=chat, text="long 20 delay=0.02", user_id=user),
             two.send(session_uuid=chat, text="long 20 delay=0.02", user_id=user),
         )
-        assert "still running" in str(refused)
+        assert "still running" in str(refused) and refused.code == RUN_ACTIVE
         running = [m for m in chat_messages(storage, chat) if m.role == "ASSISTANT"]
         assert [m.run_id for m in running] == [started.run_id]  # one answer, one run
         assert len([m for m in chat_messages(storage, chat) if m.role == "USER"]) == 1
@@ -124,6 +125,7 @@ async def test_the_per_person_limit_holds_across_workers(
         two.send(session_uuid=second, text="long 40 delay=0.02", user_id=user),
     )
     assert "the limit is 1" in str(refused)
+    assert refused.code == TOO_MANY_RUNS  # the HTTP API's 429, whichever worker refused
     assert await one.working_runs(user_id=user) == 1 == await two.working_runs(user_id=user)
     await finished(storage, started.assistant_message_id)
     # A waiting run does not count: a question holds no model.
