@@ -21,7 +21,8 @@ from urllib.parse import urlparse
 
 import httpx
 
-from agent_chat.config import PROJECT_ROOT, load_settings
+from agent_chat.config import PROJECT_ROOT, Settings, load_settings
+from agent_chat.db import users
 from agent_chat.supervisor import BridgeSupervisor, bridge_healthy
 from agent_chat.tool_profiles import exposure_problem
 
@@ -113,13 +114,24 @@ def stop(process: subprocess.Popen, timeout_s: float = 10) -> None:
         process.wait(5)
 
 
+def admin_known(settings: Settings) -> bool:
+    """An administrator exists, or the start makes one (AGENT_CHAT_ADMIN_USER/_PASSWORD, an
+    old install's AGENT_CHAT_PASSWORD): /setup is closed to a stranger. A database that
+    cannot be read counts too: the app will not start on it either."""
+    if settings.password or (settings.admin_user and settings.admin_password):
+        return True
+    return users.has_users_at(settings.db_url) is not False
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     # httpx logs every request at INFO: here only the readiness polls, which say nothing.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     settings = load_settings()
     argv = sys.argv[1:] if argv is None else argv
-    problem = exposure_problem(settings.tool_profiles, settings.app_host, settings.password)
+    problem = exposure_problem(
+        settings.tool_profiles, settings.app_host, admin_known=admin_known(settings)
+    )
     if problem:
         raise SystemExit(problem)
     if "--scaled" in argv:  # PostgreSQL, Redis, several bridges and web workers (scaled.py)

@@ -58,14 +58,17 @@ def uses_workspace(profile: str) -> bool:
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-def exposure_problem(profiles: tuple[str, ...], host: str, password: str | None) -> str | None:
+def exposure_problem(profiles: tuple[str, ...], host: str, *, admin_known: bool) -> str | None:
     """Why the app must not start, or None: Workspace tools run commands on this machine,
-    so they are never offered beyond loopback to whoever can reach the port."""
-    if WORKSPACE not in profiles or host in LOOPBACK_HOSTS or password:
+    so they are never offered beyond loopback before an administrator exists or is set
+    (`admin_known`): until then, whoever first opens /setup would become the administrator."""
+    if WORKSPACE not in profiles or host in LOOPBACK_HOSTS or admin_known:
         return None
     return (
         f"Refusing to start: the Workspace tool profile lets the agent run commands on this "
-        f"machine, and the app would listen on {host} without a login. Set "
-        "AGENT_CHAT_PASSWORD, listen on 127.0.0.1 (AGENT_CHAT_HOST), or remove 'workspace' "
-        "from AGENT_CHAT_TOOL_PROFILES."
+        f"machine, and the app would listen on {host} with no user yet, so whoever first "
+        "opens /setup would become its administrator. Set AGENT_CHAT_ADMIN_USER and "
+        "AGENT_CHAT_ADMIN_PASSWORD (that administrator is made at start), create the "
+        "administrator on 127.0.0.1 first (AGENT_CHAT_HOST), or remove 'workspace' from "
+        "AGENT_CHAT_TOOL_PROFILES."
     )

@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, text, update
+from sqlalchemy import func, inspect, text, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, select
 
 from agent_chat.db import passwords
 from agent_chat.db.auth_sessions import revoke_user_sessions
+from agent_chat.db.engine import make_engine
 from agent_chat.db.errors import NotFound, StoreError, ValidationFailed
 from agent_chat.db.models import ApiToken, AppUser, ChatFolder, ChatSession, UserRole, utcnow
 
@@ -63,6 +65,21 @@ def count_users(*, session: Session) -> int:
 
 def has_users(*, session: Session) -> bool:
     return session.exec(select(AppUser.id).limit(1)).first() is not None
+
+
+def has_users_at(url: str) -> bool | None:
+    """Whether the database at `url` holds a user (False before its tables exist); None
+    when it cannot be read now (the app's own start then says why)."""
+    engine = make_engine(url)
+    try:
+        if not inspect(engine).has_table(AppUser.__tablename__):
+            return False
+        with Session(engine) as session:
+            return has_users(session=session)
+    except SQLAlchemyError:
+        return None
+    finally:
+        engine.dispose()
 
 
 def get_user(*, session: Session, user_id: int) -> AppUser:
