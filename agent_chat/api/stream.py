@@ -79,7 +79,8 @@ async def events(
     try:
         while True:
             try:
-                event = await asyncio.wait_for(anext(subscription), keepalive)
+                async with asyncio.timeout(keepalive):  # not wait_for: see runs/awaiting.py
+                    event = await anext(subscription)
             except TimeoutError:
                 yield ": keep-alive\n\n"
                 continue

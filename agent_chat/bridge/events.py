@@ -118,7 +118,8 @@ class EventBuffer:
                 timeout = next_keepalive - loop.time()
                 if timeout > 0:
                     try:
-                        await asyncio.wait_for(flag.wait(), timeout)
+                        async with asyncio.timeout(timeout):  # wait_for may drop a cancel
+                            await flag.wait()
                         continue
                     except TimeoutError:
                         pass

@@ -40,7 +40,10 @@ class _ResponseBody(httpx.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         while True:
             try:
-                item = await asyncio.wait_for(self._chunks.get(), self._read_timeout)
+                # Not wait_for: on Python 3.11 it drops a cancel that comes as a chunk
+                # arrives, and the reader (a run's consumer at shutdown) never ends.
+                async with asyncio.timeout(self._read_timeout):
+                    item = await self._chunks.get()
             except TimeoutError as exc:
                 raise httpx.ReadTimeout("no data from the in-process app in time") from exc
             if item is _END:
@@ -133,7 +136,8 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
 
         task = asyncio.create_task(run(), name=f"asgi {request.method} {request.url.path}")
         try:
-            await asyncio.wait_for(started.wait(), read_timeout)
+            async with asyncio.timeout(read_timeout):
+                await started.wait()
         except TimeoutError as exc:
             task.cancel()
             raise httpx.ReadTimeout("the in-process app did not answer in time") from exc

@@ -103,7 +103,8 @@ class LogBatchWriter:
                 wait = self._first_at + self._max_delay - loop.time()
                 if wait > 0 and self._count < self._max_rows:
                     try:
-                        await asyncio.wait_for(self._wake.wait(), wait)
+                        async with asyncio.timeout(wait):  # not wait_for: runs/awaiting.py
+                            await self._wake.wait()
                         self._wake.clear()
                     except TimeoutError:
                         pass

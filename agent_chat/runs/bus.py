@@ -123,7 +123,8 @@ class ChannelSubscription:
 
     async def next(self, timeout: float) -> RunEvent | None:
         try:
-            return await asyncio.wait_for(self.__anext__(), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: see runs/awaiting.py
+                return await self.__anext__()
         except TimeoutError:
             return None
 
@@ -162,7 +163,8 @@ class SessionChanges:
 
     async def next(self, timeout: float) -> SessionChange | None:
         try:
-            return await asyncio.wait_for(self._queue.get(), timeout)
+            async with asyncio.timeout(timeout):
+                return await self._queue.get()
         except TimeoutError:
             return None
 

@@ -29,6 +29,7 @@ from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
 from agent_chat.protocol.log_codec import stored_event
 from agent_chat.protocol.reducer import replay
+from agent_chat.runs.awaiting import awaiting
 from agent_chat.runs.bridge_model import bridge_model
 from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
 from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange
@@ -115,10 +116,12 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
                 if not task.cancelled():
                     task.exception()  # retrieved, as gather(return_exceptions=True) did
             for task in stuck:
+                where = "\n".join(awaiting(task))
                 log.warning(
-                    "run task %s did not stop within %.0f s: left behind at shutdown",
+                    "run task %s did not stop within %.0f s: left behind at shutdown; at\n%s",
                     task.get_name(),
                     CLOSE_WAIT_S,
+                    where,
                 )
         await self.writer.close()
         await self.leases.release_all()  # another worker may take the runs over at once

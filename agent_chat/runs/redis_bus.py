@@ -99,7 +99,8 @@ class RedisSubscription:
 
     async def next(self, timeout: float) -> RunEvent | None:
         try:
-            return await asyncio.wait_for(self.__anext__(), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: see runs/awaiting.py
+                return await self.__anext__()
         except (TimeoutError, StopAsyncIteration):
             return None
 
@@ -154,7 +155,8 @@ class RedisRunBus:
         if self._writer is None:
             self._writer = asyncio.create_task(self._write_loop(), name="redis-bus-writer")
             self._listener = asyncio.create_task(self._listen_loop(), name="redis-bus-listener")
-            await asyncio.wait_for(self._listening.wait(), 10)
+            async with asyncio.timeout(10):
+                await self._listening.wait()
 
     async def flush(self) -> None:
         """Wait until every queued write reached Redis."""
@@ -163,7 +165,8 @@ class RedisRunBus:
     async def aclose(self) -> None:
         if self._writer is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.flush(), 5)
+                async with asyncio.timeout(5):
+                    await self.flush()
         tasks = [t for t in (self._writer, self._listener) if t is not None]
         tasks += [m.task for m in self._mirrors.values() if m.task is not None]
         for task in tasks:

@@ -50,7 +50,8 @@ class StoredReplay:
 
     async def next(self, timeout: float) -> RunEvent | None:
         try:
-            return await asyncio.wait_for(self.__anext__(), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: see runs/awaiting.py
+                return await self.__anext__()
         except (TimeoutError, StopAsyncIteration):
             return None
 

@@ -119,3 +119,34 @@ async def test_closing_is_bounded_when_the_app_ignores_its_cancel(
         assert await response.aiter_bytes().__anext__() == b"x"
     assert "did not stop after the client closed" in caplog.text
     stop.set()
+
+
+async def test_a_cancel_that_comes_as_a_chunk_arrives_is_kept() -> None:
+    """Python 3.11's wait_for returned the chunk and dropped such a cancel: the reader (a run's
+    consumer at shutdown) read on and the shutdown waited for it forever. At every point of
+    the chunk's way to the reader, a cancel ends the reader."""
+    from agent_chat.runs.asgi_stream import _END, _ResponseBody
+
+    for steps in range(8):
+        chunks: asyncio.Queue = asyncio.Queue()
+        app = asyncio.create_task(asyncio.Event().wait())
+        body = _ResponseBody(chunks, app, asyncio.Event(), read_timeout=60)
+        got: list[bytes] = []
+
+        async def read(body: _ResponseBody = body, got: list[bytes] = got) -> None:
+            async for chunk in body:
+                got.append(chunk)
+
+        reader = asyncio.create_task(read())
+        await asyncio.sleep(0)  # the reader waits for a chunk
+        chunks.put_nowait(b"x")
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        reader.cancel()
+        done, _ = await asyncio.wait([reader], timeout=1)
+        alive = not done
+        chunks.put_nowait(_END)  # a reader that kept going ends (another cancel might be lost)
+        app.cancel()
+        async with asyncio.timeout(5):
+            await asyncio.gather(reader, app, return_exceptions=True)
+        assert not alive, f"the cancel was lost after {steps} loop steps"

@@ -16,6 +16,8 @@ import traceback
 
 import pytest
 
+from agent_chat.runs.awaiting import awaiting
+
 
 def hang_report() -> str:
     out = io.StringIO()
@@ -26,8 +28,8 @@ def hang_report() -> str:
     loop = asyncio._get_running_loop()  # the signal handler runs in the loop's thread
     if loop is not None:
         for task in asyncio.all_tasks(loop):
-            out.write(f"\n--- asyncio task {task.get_name()} ---\n")
-            task.print_stack(file=out)
+            out.write(f"\n--- asyncio task {task.get_name()}, awaiting ---\n")
+            out.write("\n".join(awaiting(task)) + "\n")
     return out.getvalue()
 
 
