@@ -19,18 +19,20 @@ python -m tests.support.builds
 # a run and the tests that open no database (bridge, reducer and protocol, fake model, pure
 # units) most of the rest (`python -m pytest --durations=30`), so running everything on both
 # databases spent half the time on what cannot differ. tests/conftest.py marks `db` every test
-# that gets a database (a database fixture, or e2e):
+# that gets a database (a database fixture, or e2e), and gives each browser file one of the
+# databases (`browser_first`: the first run's; see BROWSER_ON_FIRST there):
 # - tests without a database run once, in the first database's run;
 # - store, run manager and export tests (`db`) run on every database;
-# - the browser tests drive the app, whose database code those tests cover on both: they all
-#   run in the last run (PostgreSQL by default, the database day-to-day runs do not use), and
-#   the ones marked `every_database` (several writers at once, where SQLite's single-writer
-#   lock differs most) on the others too.
+# - each browser file drives the app on one database, half of them (by time) on each, so the
+#   app's database code is driven through the page on both; those marked `every_database`
+#   (several writers at once, where SQLite's single-writer lock differs most) run on both.
 # With one database (AGENT_CHAT_TEST_DBS=sqlite or =postgresql) its run takes everything; a
 # `-m` given to test.sh replaces this choice in every run.
 #
-# Each run has two pytest-xdist workers (AGENT_CHAT_TEST_WORKERS; 0 runs in this process): the
-# browser tests mostly wait (on streams, on the page), so two share this 2-core machine well.
+# The database runs go at once (AGENT_CHAT_TEST_SERIAL=1: one after the other), each with two
+# pytest-xdist workers (AGENT_CHAT_TEST_WORKERS; 0 runs in its pytest process): the browser
+# tests mostly wait (on streams, on the page), so four share this 2-core machine better than
+# two did (measured in README). Each run's output is shown when it ends, whole.
 # `--dist loadfile` keeps each file on one worker, in order (a browser file shares one stack
 # and may rely on its order); `--no-loadscope-reorder` hands files out in collection order,
 # where tests/conftest.py puts the browser tests last (a worker that ran sync Playwright can no
@@ -53,39 +55,72 @@ for database in "${databases[@]}"; do
   esac
 done
 last=$((${#databases[@]} - 1))
-# Every run goes on even when an earlier one fails; the exit status says whether any failed.
-failed=""
-for i in "${!databases[@]}"; do
-  database=${databases[$i]}
-  part=()
+work=$(mktemp -d -t agent-chat-tests.XXXXXX)
+pg_dir=""
+cleanup() {
+  if [ -n "$pg_dir" ]; then scripts/postgres.sh stop "$pg_dir"; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+case " ${databases[*]} " in
+  *" postgresql "*)
+    # Its own folder: the server runs as user postgres, who cannot enter $work (root's, 700).
+    pg_dir=$(mktemp -d -t agent-chat-pg.XXXXXX)
+    # Every test makes its own database on this server (tests/support/databases.py).
+    pg_url=$(scripts/postgres.sh start "$pg_dir")
+    ;;
+esac
+
+# One database's run: its part of the suite (above) on its own pytest (own tmp folder).
+run_part() {
+  local i=$1 database=${databases[$1]}
+  shift
+  local part=()
   if [ "$last" -gt 0 ]; then
     if [ "$i" -eq 0 ]; then
-      part=(-m "not e2e or every_database")
+      part=(-m "not e2e or every_database or browser_first")
     elif [ "$i" -eq "$last" ]; then
-      part=(-m "db")
+      part=(-m "db and (not e2e or every_database or not browser_first)")
     else
       part=(-m "db and (not e2e or every_database)")
     fi
   fi
+  local name=SQLite
+  [ "$database" = postgresql ] && name=PostgreSQL
+  echo "test.sh: pytest on $name${part[1]+ -m \"${part[1]}\"}"
+  local common=(-q --basetemp "$work/tmp-$database")
   case $database in
     sqlite)
-      echo "test.sh: pytest on SQLite${part[1]+ -m \"${part[1]}\"}"
-      env -u AGENT_CHAT_TEST_DB_URL python -m pytest -q ${parallel[@]+"${parallel[@]}"} \
-        ${part[@]+"${part[@]}"} "$@" ||
-        failed="$failed SQLite"
+      env -u AGENT_CHAT_TEST_DB_URL python -m pytest "${common[@]}" \
+        ${parallel[@]+"${parallel[@]}"} ${part[@]+"${part[@]}"} "$@"
       ;;
     postgresql)
-      pg_dir=$(mktemp -d -t agent-chat-pg.XXXXXX)
-      trap 'scripts/postgres.sh stop "$pg_dir"' EXIT
-      pg_url=$(scripts/postgres.sh start "$pg_dir")
-      echo "test.sh: pytest on PostgreSQL${part[1]+ -m \"${part[1]}\"}"
-      # Every test makes its own database on this server (tests/support/databases.py).
-      AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url \
-        python -m pytest -q ${parallel[@]+"${parallel[@]}"} ${part[@]+"${part[@]}"} "$@" ||
-        failed="$failed PostgreSQL"
+      AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url python -m pytest "${common[@]}" \
+        ${parallel[@]+"${parallel[@]}"} ${part[@]+"${part[@]}"} "$@"
       ;;
   esac
-done
+}
+
+# Every run goes on even when another fails; the exit status says whether any failed.
+failed=""
+if [ "$last" -gt 0 ] && [ "${AGENT_CHAT_TEST_SERIAL:-0}" != 1 ]; then
+  pids=()
+  for i in "${!databases[@]}"; do
+    run_part "$i" "$@" >"$work/${databases[$i]}.log" 2>&1 &
+    pids+=($!)
+  done
+  echo "test.sh: the ${databases[*]} runs started at once; each run's output follows when it ends"
+  for i in "${!databases[@]}"; do
+    status=0
+    wait "${pids[$i]}" || status=$?
+    cat "$work/${databases[$i]}.log"
+    [ "$status" = 0 ] || failed="$failed ${databases[$i]}"
+  done
+else
+  for i in "${!databases[@]}"; do
+    run_part "$i" "$@" || failed="$failed ${databases[$i]}"
+  done
+fi
 if [ -n "$failed" ]; then
   echo "test.sh: tests failed on:$failed" >&2
   exit 1

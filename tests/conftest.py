@@ -105,10 +105,30 @@ def other_user(engine: Engine) -> int:
 DATABASE_FIXTURES = {"db_url", "empty_db_url", "engine"}
 
 
+# The browser files test.sh runs on its first database (SQLite) rather than its last
+# (PostgreSQL); every_database files run on both. Chosen so that the two runs, which go at
+# once, take about as long (`--durations=0` of 2026-12-02: about 340 of the 855 test-seconds
+# of browser files); a new file goes on the last until it is weighed. test_31 and test_32
+# need PostgreSQL and Redis anyway.
+BROWSER_ON_FIRST = {
+    "test_01_first_visit.py",
+    "test_02_walking_skeleton.py",
+    "test_04_resume.py",
+    "test_10_login.py",
+    "test_11_untrusted_output.py",
+    "test_14_phone_and_keys.py",
+    "test_26_user_admin.py",
+    "test_28_oidc.py",
+    "test_29_embedded.py",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("e2e") or DATABASE_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.db)
+        if item.get_closest_marker("e2e") and item.path.name in BROWSER_ON_FIRST:
+            item.add_marker(pytest.mark.browser_first)
     # Browser tests run last: sync Playwright keeps an event loop running in the main thread
     # for the rest of the session, which breaks later asyncio tests.
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
