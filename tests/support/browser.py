@@ -4,6 +4,7 @@ steps the browser tests share."""
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -111,9 +112,13 @@ DESKTOP = {"width": 1280, "height": 800}
 
 def shot(page: Any, name: str, *, full_page: bool = False) -> None:
     """Screenshots for a person to look at, in test-artifacts/: `name`.png at desktop size
-    and `name`-phone.png at phone size (after the phone layout's drawer settles)."""
+    and `name`-phone.png at phone size (after the phone layout's drawer settles). Only with
+    AGENT_CHAT_SCREENSHOTS=1: they assert nothing, and two sizes with the wait cost a second
+    each, a minute of every suite run."""
     from tests.support.stack import ARTIFACTS
 
+    if os.environ.get("AGENT_CHAT_SCREENSHOTS") != "1":
+        return
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
     page.set_viewport_size(PHONE)
