@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set everything up (first time only) and run the whole test suite: lint, a production
-# build (`reflex export`, shared by every test stack), then pytest (unit, bridge with the real hermes-agent, browser) on
-# SQLite, then on a throwaway PostgreSQL server (scripts/postgres.sh installs Debian's
-# postgresql if missing): what uses a database on both, the rest once (see below).
+# build (`reflex export`, shared by every test stack), then pytest (unit, bridge with the real
+# hermes-agent, browser) on SQLite and, at the same time, on a throwaway PostgreSQL server
+# (scripts/postgres.sh installs Debian's postgresql if missing): what uses a database on
+# both, the rest once (see below).
 # AGENT_CHAT_TEST_DBS="sqlite" (or "postgresql") runs everything on that one only.
 set -euo pipefail
 cd "$(dirname "$0")"
