@@ -26,6 +26,7 @@ from agent_chat.state.hosting import HostingState
 from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
 from agent_chat.state.notify_settings import NotifySettingsState
+from agent_chat.state.sidebar import SidebarState
 from agent_chat.state.tokens import TokensState
 from agent_chat.state.users import UsersState
 from agent_chat.state.workspace import WorkspaceState
@@ -94,6 +95,7 @@ app.add_page(
     models_page,
     route=routes.SETTINGS_MODELS,
     on_load=[
+        SidebarState.load_list,
         ModelsState.load,
         ModelsState.new,
         AlwaysAllowedState.load,
@@ -106,18 +108,18 @@ app.add_page(
 app.add_page(
     tokens_page,
     route=routes.SETTINGS_TOKENS,
-    on_load=TokensState.load,
+    on_load=[SidebarState.load_list, TokensState.load],
     title="API tokens · Agent Chat",
 )
 app.add_page(
     account_page,
     route=routes.SETTINGS_ACCOUNT,
-    on_load=AccountState.open_page,
+    on_load=[SidebarState.load_list, AccountState.open_page],
     title="Account · Agent Chat",
 )
 app.add_page(
     users_page,
     route=routes.SETTINGS_USERS,
-    on_load=UsersState.load,
+    on_load=[SidebarState.load_list, UsersState.load],
     title="Users · Agent Chat",
 )

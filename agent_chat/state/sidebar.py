@@ -75,6 +75,12 @@ class SidebarState(AppState):
         self.has_more = len(listed.unfiled) > limit
 
     @rx.event
+    async def load_list(self) -> None:
+        """A settings page's load: its sidebar lists the conversations as they are now (the
+        live feed that keeps it current runs on the chat pages)."""
+        await self.refresh()
+
+    @rx.event
     async def load_more(self) -> None:
         svc = self.svc()
         me = await self.user_id()
