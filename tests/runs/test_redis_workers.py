@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
 from agent_chat.db.models import MessageStatus
@@ -63,7 +65,9 @@ async def test_a_reader_on_another_worker_follows_the_run_once(
     fake_model_row: int,
     make_worker: MakeManager,
     user: int,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, "agent_chat.runs")
     one = await make_worker(bridge.base_url)
     two = await make_worker(bridge.base_url)
     started = await one.send(
@@ -84,7 +88,11 @@ async def test_a_reader_on_another_worker_follows_the_run_once(
     tail = await _read_all(await two.subscribe(started.run_id, after_seq=10, user_id=user))
     assert _numbered(tail) == seqs[10:]
     assert _numbered(await _read_all(await one.subscribe(started.run_id, user_id=user))) == seqs
-    assert _bus(one).appends_refused == 0  # nothing was appended twice
+    # A refused append is a seq appended again by a consumer that re-attached (a lease that
+    # lapsed while a loaded machine stalled this one event loop of both workers): then the
+    # stream still has every seq once (above). Without a re-attach, nothing is appended twice.
+    if "re-attached to run" not in caplog.text:
+        assert _bus(one).appends_refused == 0 == _bus(two).appends_refused
 
 
 async def test_conversation_changes_reach_every_worker(
