@@ -317,6 +317,13 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         lease = await self.leases.leases.acquire(message.run_id)
         if lease is None:  # another worker consumes it
             return
+        # The running answers were listed before the lease was free: their consumer may have
+        # finished the run and released it in between. Then there is nothing to take over
+        # (following it again would re-send its stream and finish it twice).
+        now = await self.storage.call(messages.get_message, message_id=message.id)
+        if now is None or now.status != MessageStatus.RUNNING.value:
+            await lease.release()
+            return
         rows = await self.storage.call(logs.list_logs, message_id=message.id)
         history = [stored_event(r.seq, r.kind, r.content, r.meta_json) for r in rows]
         session_uuid, owner_id = await self.storage.call(
