@@ -82,6 +82,7 @@ class Consumer:
         bus: RunBus,
         lock: asyncio.Lock,
         forget: Callable[[LiveRun], None],
+        give_back: Callable[[LiveRun], None] = lambda live: None,
         on_finished: Callable[[LiveRun, MessageStatus], None] = lambda live, status: None,
     ) -> None:
         self.storage = storage
@@ -90,6 +91,7 @@ class Consumer:
         self.writer = LogBatchWriter(self._write_logs)
         self._lock = lock  # the manager's start lock: a run finishes under it
         self._forget = forget  # drops the run from the manager's registry
+        self._give_back = give_back  # releases its lease: another worker may take it then
         self._on_finished = on_finished  # e.g. sends the conversation's next queued message
         self.db_retry_s = 300.0  # how long a write waits out an unwritable database
 
@@ -205,6 +207,9 @@ class Consumer:
                 # Still RUNNING in the database: the next start re-attaches and finalises it
                 # from the bridge's buffer or the stored terminal event.
                 log.exception("finalising message %s failed", live.message_id)
+            # Only now: with the lease free while the answer was still RUNNING, a takeover
+            # watch (of any worker) would follow the run again and finish it twice.
+            self._give_back(live)
         self.bus.close(live.run_id)
         self.bus.publish_session(SessionChange(live.session_uuid, "", live.owner_id))
         if finalised is not False:  # False: another consumer finished it (a takeover race)

@@ -84,6 +84,7 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
             bus=self.bus,
             lock=self._lock,
             forget=self._forget,
+            give_back=lambda live: self.leases.give_back(live.run_id),
             on_finished=self._send_next_queued,
         )
         self._background_tasks: set[asyncio.Task] = set()
@@ -351,7 +352,6 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
 
     def _forget(self, live: LiveRun) -> None:
         self._runs.pop(live.run_id, None)
-        self.leases.give_back(live.run_id)
 
     def _lost(self, live: LiveRun) -> None:
         """Another worker took the run over (this one stalled): stop, finish nothing."""
