@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = load_settings()
     argv = sys.argv[1:] if argv is None else argv
     problem = exposure_problem(
-        settings.tool_profiles, settings.app_host, admin_known=admin_known(settings)
+        settings.tool_profiles, settings.app_host, admin_known=lambda: admin_known(settings)
     )
     if problem:
         raise SystemExit(problem)

@@ -8,7 +8,7 @@ both; the default is `chat` alone, which cannot touch the machine.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 CHAT = "chat"
 WORKSPACE = "workspace"
@@ -58,11 +58,14 @@ def uses_workspace(profile: str) -> bool:
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-def exposure_problem(profiles: tuple[str, ...], host: str, *, admin_known: bool) -> str | None:
+def exposure_problem(
+    profiles: tuple[str, ...], host: str, *, admin_known: Callable[[], bool]
+) -> str | None:
     """Why the app must not start, or None: Workspace tools run commands on this machine,
     so they are never offered beyond loopback before an administrator exists or is set
-    (`admin_known`): until then, whoever first opens /setup would become the administrator."""
-    if WORKSPACE not in profiles or host in LOOPBACK_HOSTS or admin_known:
+    (`admin_known()`, asked only then: it may read the database): until then, whoever
+    first opens /setup would become the administrator."""
+    if WORKSPACE not in profiles or host in LOOPBACK_HOSTS or admin_known():
         return None
     return (
         f"Refusing to start: the Workspace tool profile lets the agent run commands on this "

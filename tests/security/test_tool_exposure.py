@@ -37,7 +37,15 @@ def test_profiles_parse_in_order_and_unknown_names_are_errors() -> None:
 def test_workspace_beyond_loopback_needs_an_administrator_first(
     profiles: tuple[str, ...], host: str, admin_known: bool, refused: bool
 ) -> None:
-    assert (exposure_problem(profiles, host, admin_known=admin_known) is not None) == refused
+    asked: list[bool] = []
+
+    def known() -> bool:
+        asked.append(admin_known)
+        return admin_known
+
+    assert (exposure_problem(profiles, host, admin_known=known) is not None) == refused
+    # The database is read only when Workspace would be beyond loopback.
+    assert bool(asked) == ("workspace" in profiles and host != "127.0.0.1")
 
 
 def test_an_administrator_is_known_from_the_database_or_the_start_settings(
