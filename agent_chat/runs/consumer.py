@@ -82,7 +82,7 @@ class Consumer:
         bus: RunBus,
         lock: asyncio.Lock,
         forget: Callable[[LiveRun], None],
-        give_back: Callable[[LiveRun], None] = lambda live: None,
+        give_back: Callable[[LiveRun], None],
         on_finished: Callable[[LiveRun, MessageStatus], None] = lambda live, status: None,
     ) -> None:
         self.storage = storage
