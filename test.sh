@@ -86,20 +86,14 @@ run_part() {
       part=(-m "db and (not e2e or every_database)")
     fi
   fi
-  local name=SQLite
-  [ "$database" = postgresql ] && name=PostgreSQL
-  echo "test.sh: pytest on $name${part[1]+ -m \"${part[1]}\"}"
-  local common=(-q --basetemp "$work/tmp-$database")
+  local name database_env
   case $database in
-    sqlite)
-      env -u AGENT_CHAT_TEST_DB_URL python -m pytest "${common[@]}" \
-        ${parallel[@]+"${parallel[@]}"} ${part[@]+"${part[@]}"} "$@"
-      ;;
-    postgresql)
-      AGENT_CHAT_TEST_DB_URL=$pg_url AGENT_CHAT_DB_URL=$pg_url python -m pytest "${common[@]}" \
-        ${parallel[@]+"${parallel[@]}"} ${part[@]+"${part[@]}"} "$@"
-      ;;
+    sqlite) name=SQLite database_env=(-u AGENT_CHAT_TEST_DB_URL) ;;
+    postgresql) name=PostgreSQL database_env=("AGENT_CHAT_TEST_DB_URL=$pg_url" "AGENT_CHAT_DB_URL=$pg_url") ;;
   esac
+  echo "test.sh: pytest on $name${part[1]+ -m \"${part[1]}\"}"
+  env "${database_env[@]}" python -m pytest -q --basetemp "$work/tmp-$database" \
+    ${parallel[@]+"${parallel[@]}"} ${part[@]+"${part[@]}"} "$@"
 }
 
 # Every run goes on even when another fails; the exit status says whether any failed.
