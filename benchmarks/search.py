@@ -15,7 +15,8 @@ Also reported: a rare word, a very common word, a quoted phrase, a 2- and a 4-ch
 Chinese query. The sidebar: what `SidebarState.refresh` reads on the server
 (`sidebar_listing(limit=50)`, `open_pauses_by_session`, each in its own transaction, and the
 rows made of them), p95, with all 20 folders open and with 17 of them folded.
-Targets: search p95 ≤ 50 ms; sidebar first page ≤ 50 ms.
+Targets: search p95 ≤ 50 ms; sidebar first page ≤ 50 ms. Last, a snippet's CPU for answers of
+50, 2,000 and 15,000 words, beside the token walk that the highlighter replaced.
 
 Run: python benchmarks/search.py [--quick] [--sizes 100000,1000000] [--db sqlite,postgresql]
      [--pg-url URL] [--repeat N] [--data-dir DIR] [--ab] [--no-sidebar] [--load-only]
@@ -42,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 import search_data as data  # noqa: E402
 
-from agent_chat.db import folders, pauses  # noqa: E402
+from agent_chat.db import folders, pauses, search_text  # noqa: E402
 from agent_chat.db import search as search_module  # noqa: E402
 from agent_chat.db.engine import make_engine, migrate, open_session  # noqa: E402
 from agent_chat.db.folders import sidebar_listing  # noqa: E402
@@ -258,6 +259,33 @@ def sidebar(engine, repeat: int, label: str, report: h.Report) -> dict:
     return out
 
 
+def long_snippets(report: h.Report, rounds: int = 5) -> None:
+    """A snippet's cost by answer length (the data's messages are 20–60 words; answers are
+    often thousands): the app's highlighter beside the walk over every token it replaced
+    (`search_text._exact_spans`), in turn, CPU per snippet."""
+    rng = random.Random(5)
+    vocab = data.vocabulary(rng)
+    terms = search_text.parse_query("needle hays")
+    walk, regex = search_text._exact_spans, search_text._match_spans
+    for words in (50, 2_000, 15_000):
+        text = " ".join(rng.choice(vocab) for _ in range(words)) + " a needle in the haystack"
+        cost: dict[str, list[float]] = {"walk": [], "regex": []}
+        for _ in range(rounds):
+            for name, spans in (("walk", walk), ("regex", regex)):
+                search_text._match_spans = spans  # snippet() looks it up on each call
+                started = time.process_time()
+                for _ in range(20):
+                    search_text.snippet(text, terms)
+                cost[name].append((time.process_time() - started) / 20 * 1000)
+        search_text._match_spans = regex
+        old, new = h.median(cost["walk"]), h.median(cost["regex"])
+        report.add(
+            f"snippet of a {words:,}-word answer, CPU",
+            f"{new:.3f} ms",
+            detail=f"the token walk it replaced: {old:.3f} ms ({old / new:.1f}×), median of {rounds}",
+        )
+
+
 def start_postgres(tmp: Path) -> str:
     script = h.ROOT / "scripts" / "postgres.sh"
     out = subprocess.run([str(script), "start", str(tmp / "pg")], capture_output=True, text=True)
@@ -407,6 +435,7 @@ def main(argv: list[str] | None = None) -> h.Report:
                     [str(h.ROOT / "scripts" / "postgres.sh"), "stop", str(tmp / "pg")], check=False
                 )
     if not args.load_only:  # keep the last measurement's results/search.json
+        long_snippets(report)
         report.finish()
     return report
 

@@ -235,11 +235,25 @@ def search(*, session: Session, user_id: int, query: str, limit: int = 30) -> li
     ids = list(by_message) + by_title
     if not ids:
         return []
-    chats = {c.id: c for c in session.exec(select(ChatSession).where(col(ChatSession.id).in_(ids)))}
+    # Only the columns shown (rows, not ORM objects: a third of the search's own time).
+    chats = {
+        row.id: row
+        for row in session.execute(
+            select(
+                ChatSession.id,
+                ChatSession.session_uuid,
+                ChatSession.title,
+                ChatSession.last_message_at,
+                ChatSession.status,
+            ).where(col(ChatSession.id).in_(ids))
+        )
+    }
     messages = {
-        m.id: m
-        for m in session.exec(
-            select(ChatMessage).where(col(ChatMessage.id).in_(list(by_message.values())))
+        row.id: row
+        for row in session.execute(
+            select(
+                ChatMessage.id, ChatMessage.content, ChatMessage.created_at, ChatMessage.role
+            ).where(col(ChatMessage.id).in_(list(by_message.values())))
         )
     }
     questions = _first_questions(session, by_title)

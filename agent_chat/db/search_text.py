@@ -16,6 +16,7 @@ registers on every connection (`db/engine.py`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TypedDict
@@ -169,20 +170,65 @@ SNIPPET_CHARS = 180
 SNIPPET_BEFORE = 50
 
 
-def _match_spans(text: str, terms: list[Term]) -> list[tuple[int, int]]:
+def _exact_spans(text: str, terms: list[Term]) -> list[tuple[int, int]]:
+    """Every place of each term: the text's tokens, each lowered, compared with the term's
+    words. The definition of a match (tests/db/test_search_snippets.py holds _match_spans to it)."""
     found = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
     words = [text[start:end].lower() for start, end in found]
     spans = []
     for term in terms:
         size, wanted, head = len(term.words), term.words[-1], list(term.words[:-1])
-        # The last word first: it rules out almost every place, without building a window
-        # (a search shows 30 snippets; this loop was most of its time at 1,000,000 messages).
         for i in range(size - 1, len(words)):
             last = words[i]
             if not (last.startswith(wanted) if term.prefix else last == wanted):
                 continue
             if size == 1 or words[i - size + 1 : i] == head:
                 spans.append((found[i - size + 1][0], found[i][1]))
+    return sorted(spans)
+
+
+# A character of a non-CJK token (a letter or digit that is not CJK): a word's edges.
+_WORD_CHAR = f"[^\\W_{CJK_RANGES}]"
+_GAP = "[\\W_]*"  # between two tokens: what is not a token (CJK characters are tokens)
+# Letters whose lower() is not the same letter by letter: İ becomes two characters, Σ
+# depends on its neighbours (ς at a word's end). A text with one takes the exact way.
+_CONTEXT_CASE = ("\u0130", "\u03a3")
+
+
+@functools.lru_cache(maxsize=256)
+def _term_pattern(term: Term) -> re.Pattern[str]:
+    """`term` at a given place of a lowered text: each word whole (a typed prefix runs on to
+    its word's end), the words next to each other."""
+    parts = []
+    for index, word in enumerate(term.words):
+        if _CJK.fullmatch(word):
+            parts.append(re.escape(word))
+            continue
+        part = f"(?<!{_WORD_CHAR}){re.escape(word)}"
+        if term.prefix and index == len(term.words) - 1:
+            part += f"{_WORD_CHAR}*"
+        else:
+            part += f"(?!{_WORD_CHAR})"
+        parts.append(part)
+    return re.compile(_GAP.join(parts))
+
+
+def _match_spans(text: str, terms: list[Term]) -> list[tuple[int, int]]:
+    """Every place of each term in `text` (start, end), as _exact_spans finds them, found
+    with str.find in the lowered text and the term's pattern tried only there (the walk over
+    every token cost 1.4 ms for an answer of 2,000 words, and a search shows 30 snippets)."""
+    if any(letter in text for letter in _CONTEXT_CASE):
+        return _exact_spans(text, terms)
+    lowered = text.lower()
+    spans = []
+    for term in terms:
+        pattern, first = _term_pattern(term), term.words[0]
+        at = lowered.find(first)
+        while at != -1:
+            found = pattern.match(lowered, at)
+            if found:
+                spans.append((at, found.end()))
+            at = lowered.find(first, at + 1)
     return sorted(spans)
 
 
