@@ -31,9 +31,25 @@ base_stamp=.venv/.requirements-$(hash_of requirements.txt)
 dev_stamp=.venv/.requirements-dev-$(hash_of requirements.txt requirements-dev.txt)
 stamp=$base_stamp
 [ $dev = 1 ] && stamp=$dev_stamp
+# Packages go in with uv (pinned below, itself from the package index): a fresh venv of the
+# dev set took pip 45 s on the 2-core test machine and uv 6 s, the same versions. uv reads
+# no pip.conf, so where it cannot install (an index only pip is configured for), pip does.
+UV_VERSION=0.13.9
+install() {
+  if [ ! -x .venv/bin/uv ] || [ "$(.venv/bin/uv --version 2>/dev/null)" != "uv $UV_VERSION" ]; then
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION" 2>/dev/null ||
+      true
+  fi
+  if [ -x .venv/bin/uv ] && .venv/bin/uv pip install --quiet --python .venv/bin/python "$@"; then
+    return
+  fi
+  echo "setup: uv could not install, pip does" >&2
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "$@"
+}
+
 if [ ! -e "$stamp" ] && { [ $dev = 1 ] || [ ! -e "$dev_stamp" ]; }; then
   echo "setup: installing Python packages from $req"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
+  install -r "$req"
   for old in .venv/.requirements-*; do
     [ "$old" = "$base_stamp" ] || [ "$old" = "$dev_stamp" ] || rm -f "$old"
   done
@@ -44,7 +60,7 @@ fi
 # The project itself, without dependencies (installed above): the `agent-chat` command.
 if [ ! -x .venv/bin/agent-chat ]; then
   echo "setup: installing the project (the agent-chat command)"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+  install --no-deps -e .
 fi
 
 if [ ! -x .tools/node_modules/.bin/bun ]; then
