@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Set everything up (first time only) and run the whole test suite: lint, a production
-# build (`reflex export`, shared by every test stack), then pytest (unit, bridge with the real
-# hermes-agent, browser) on SQLite and, at the same time, on a throwaway PostgreSQL server
-# (scripts/postgres.sh installs Debian's postgresql if missing): what uses a database on
-# both, the rest once (see below).
+# Set everything up (first time only) and run the whole test suite: lint, a production build
+# (`reflex export`, shared by every test stack, made while the first tests run) and pytest
+# (unit, bridge with the real hermes-agent, browser) on SQLite and, at the same time, on a
+# throwaway PostgreSQL server (scripts/postgres.sh installs Debian's postgresql if missing):
+# what uses a database on both, the rest once (see below).
 # AGENT_CHAT_TEST_DBS="sqlite" (or "postgresql") runs everything on that one only.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -12,9 +12,6 @@ source scripts/env.sh
 ruff check .
 ruff format --check .
 lint-imports --no-logo
-# The production frontend (`reflex export --frontend-only`), once per source tree: every test
-# stack serves a copy of it (tests/support/builds.py) instead of building its own.
-python -m tests.support.builds
 
 # Which tests run on which database. The browser tests (tests/e2e) take about two thirds of
 # a run and the tests that open no database (bridge, reducer and protocol, fake model, pure
@@ -58,11 +55,19 @@ done
 last=$((${#databases[@]} - 1))
 work=$(mktemp -d -t agent-chat-tests.XXXXXX)
 pg_dir=""
+build_pid=""
 cleanup() {
+  if [ -n "$build_pid" ]; then kill "$build_pid" 2>/dev/null || true; fi
   if [ -n "$pg_dir" ]; then scripts/postgres.sh stop "$pg_dir"; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
+# The production frontend (`reflex export --frontend-only`), once per source tree: every test
+# stack serves a copy of it (tests/support/builds.py) instead of building its own. Built while
+# PostgreSQL starts and the tests without a browser run (those go first): the first stack waits
+# for it on the build's file lock (15 s on a fresh clone here, more with an empty bun cache).
+python -m tests.support.builds >"$work/build.log" 2>&1 &
+build_pid=$!
 case " ${databases[*]} " in
   *" postgresql "*)
     # Its own folder: the server runs as user postgres, who cannot enter $work (root's, 700).
@@ -116,6 +121,11 @@ else
     run_part "$i" "$@" || failed="$failed ${databases[$i]}"
   done
 fi
+build_status=0
+wait "$build_pid" || build_status=$?
+build_pid=""
+cat "$work/build.log"
+[ "$build_status" = 0 ] || failed="$failed (the frontend build)"
 if [ -n "$failed" ]; then
   echo "test.sh: tests failed on:$failed" >&2
   exit 1
