@@ -36,7 +36,8 @@ stamp=$base_stamp
 # no pip.conf, so where it cannot install (an index only pip is configured for), pip does.
 UV_VERSION=0.13.9
 install() {
-  if [ ! -x .venv/bin/uv ] || [ "$(.venv/bin/uv --version 2>/dev/null)" != "uv $UV_VERSION" ]; then
+  # `uv --version` says "uv 0.13.9 (x86_64-unknown-linux-gnu)": its second word is the version.
+  if [ "$(.venv/bin/uv --version 2>/dev/null | cut -d' ' -f2)" != "$UV_VERSION" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION" 2>/dev/null ||
       true
   fi
