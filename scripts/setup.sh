@@ -78,12 +78,14 @@ if [ ! -d .web ]; then
     { echo "$out" >&2; exit 1; }
 fi
 
-if [ $dev = 1 ] && ! command -v chromium >/dev/null; then
-  echo "setup: installing Debian's chromium for the browser tests"
+# chromium-headless-shell runs the browser tests, chromium (what users run) the benchmarks.
+if [ $dev = 1 ] && ! { command -v chromium && command -v chromium-headless-shell; } >/dev/null; then
+  echo "setup: installing Debian's chromium and chromium-headless-shell for the browser tests"
   sudo_cmd=""
   [ "$(id -u)" = 0 ] || sudo_cmd=sudo
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-headless-shell \
+    >/dev/null
 fi
 
 if [ $dev = 1 ] && ! command -v redis-server >/dev/null; then

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, fresh_page, new_chat
+from tests.support.browser import CHROMIUM_ARGS, TEST_CHROMIUM, fresh_page, new_chat
 from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 
@@ -34,12 +34,14 @@ def browser():
 
     # CI machines have 2 cores shared with the app, the bridge and the fake model.
     expect.set_options(timeout=15_000)
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (./test.sh does)")
+    if not Path(TEST_CHROMIUM).exists():
+        pytest.fail(
+            f"{TEST_CHROMIUM} is missing: install Debian's chromium-headless-shell (./test.sh does)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=TEST_CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
 
