@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support.browser import CHROMIUM_ARGS, TEST_CHROMIUM, fresh_page, new_chat
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, TEST_CHROMIUM, fresh_page, new_chat
 from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 
@@ -29,21 +30,37 @@ def stack(shared_stack: Stack) -> Stack:
 
 
 @pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import expect
+def playwright() -> Iterator[Any]:
+    """Playwright, once per session (sync Playwright cannot be started twice at once)."""
+    from playwright.sync_api import expect, sync_playwright
 
     # CI machines have 2 cores shared with the app, the bridge and the fake model.
     expect.set_options(timeout=15_000)
-    if not Path(TEST_CHROMIUM).exists():
-        pytest.fail(
-            f"{TEST_CHROMIUM} is missing: install Debian's chromium-headless-shell (./test.sh does)"
-        )
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=TEST_CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+        yield playwright
+
+
+def launch(playwright: Any, executable: str) -> Any:
+    if not Path(executable).exists():
+        pytest.fail(f"{executable} is missing: install it from Debian (./test.sh does)")
+    return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Any) -> Iterator[Any]:
+    """Debian's chromium-headless-shell (tests/support/browser.py says why)."""
+    browser = launch(playwright, TEST_CHROMIUM)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="module")
+def full_browser(playwright: Any) -> Iterator[Any]:
+    """Debian's full chromium, for a file that needs what only it has: the headless shell
+    says `Notification.permission` is "denied" even once the permission is granted."""
+    browser = launch(playwright, CHROMIUM)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture

@@ -14,6 +14,13 @@ from tests.support.stack import Stack, ensure_fake_model
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture(scope="module")
+def browser(full_browser):
+    """Full chromium: the headless shell reports notifications as denied when granted."""
+    return full_browser
+
+
 # Records every notification the page makes (the real one would pop up on the desktop).
 SPY = """
 window.__notes = [];
