@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 # a user's. The browser tests use Debian's chromium-headless-shell (the same source, built
 # headless only, what Playwright itself launches for headless): a page load there costs a third
 # of the CPU (0.17 s against 0.55 s here) and the suite's browser files about a quarter less.
+# AGENT_CHAT_TEST_CHROMIUM=/usr/bin/chromium runs the browser tests on full chromium instead.
 CHROMIUM = "/usr/bin/chromium"
 TEST_CHROMIUM = os.environ.get("AGENT_CHAT_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell")
 # Without the background-networking flags chromium keeps trying hosts this machine cannot
