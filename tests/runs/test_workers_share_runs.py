@@ -39,6 +39,13 @@ async def _until_state(manager: RunManager, user: int, chat: str, state: str) ->
         await asyncio.sleep(0.05)
 
 
+async def _until_not_state(manager: RunManager, user: int, chat: str, state: str) -> None:
+    deadline = asyncio.get_running_loop().time() + 30
+    while (await _states(manager, user)).get(chat, "") == state:
+        assert asyncio.get_running_loop().time() < deadline, f"{chat} stays {state!r}"
+        await asyncio.sleep(0.05)
+
+
 async def _one_starts(*sends: Awaitable[StartedRun]) -> tuple[StartedRun, RunRefused]:
     """Sends raced on two workers: exactly one started, the other refused (which, said)."""
     results = await asyncio.gather(*sends, return_exceptions=True)
@@ -76,7 +83,9 @@ async def test_a_run_one_worker_consumes_goes_on_for_the_other(
     pause = storage.call_sync(pauses.open_pause, message_id=started.assistant_message_id)
     assert pause is not None
     await two.answer(started.run_id, pause.clarify_id, "red", user_id=user)
-    await _until_state(two, user, chat, "running")
+    # The answer resumes it: "running" may already be over (the scripted model is quick, and
+    # the queued message may be done too), so only leaving "waiting" is certain here.
+    await _until_not_state(two, user, chat, "waiting")
     done = await finished(storage, started.assistant_message_id)
     assert done.status == MessageStatus.SUCCESS and done.content == "You chose red."
     await wait_for(lambda: _answers(storage, chat)[-1:] == ["Echo: then this"], timeout=60)
@@ -127,6 +136,8 @@ async def test_the_per_person_limit_holds_across_workers(
     assert "the limit is 1" in str(refused)
     assert refused.code == TOO_MANY_RUNS  # the HTTP API's 429, whichever worker refused
     assert await one.working_runs(user_id=user) == 1 == await two.working_runs(user_id=user)
+    going = await two.running_in(first, user_id=user) or await two.running_in(second, user_id=user)
+    assert going is not None and going.run_id == started.run_id  # seen running by both
     await finished(storage, started.assistant_message_id)
     # A waiting run does not count: a question holds no model.
     asked = await two.send(session_uuid=first, text="ask me", user_id=user)
