@@ -66,7 +66,8 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
     (workspaces / chat / "victim").mkdir(parents=True)
     started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace", user_id=user)
     answer_id = started.assistant_message_id
-    await wait_for(lambda: _open(storage, answer_id) is not None)
+    # The bridge's first workspace agent is built cold (15 s seen on a loaded 2-core machine).
+    await wait_for(lambda: _open(storage, answer_id) is not None, timeout=60)
     pause = _open(storage, answer_id)
     assert pause.kind == "approval" and pause.question == "rm -rf victim"
     assert pause.detail and json.loads(pause.choices_json) == ["once", "session", "always", "deny"]
@@ -120,7 +121,7 @@ async def test_a_bridge_restart_abandons_a_pending_approval(
     first = await make_manager(old.base_url, tool_profiles=PROFILES)
     chat = new_chat(storage)
     started = await first.send(session_uuid=chat, text=RM, tool_profile="workspace", user_id=user)
-    await wait_for(lambda: _open(storage, started.assistant_message_id) is not None)
+    await wait_for(lambda: _open(storage, started.assistant_message_id) is not None, timeout=60)
     await first.close()
     new = _bridge(start_bridge, workspaces)  # knows no runs
     await make_manager(new.base_url, tool_profiles=PROFILES)
