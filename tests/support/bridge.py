@@ -15,8 +15,10 @@ from typing import Any
 from tests.fakes.model_server import RunningFakeModel, free_port, serve_in_thread
 from tests.support.processes import start_process
 
-# One API attempt instead of three: a dead endpoint fails in seconds, not ~24 s.
-HERMES_CONFIG = "agent:\n  api_max_retries: 1\n"
+# One API attempt instead of three: a dead endpoint fails in seconds, not ~24 s. No
+# environment probe: hermes runs `pip --version` three ways once per process for a line
+# of its system prompt (~1.1 CPU-s in every bridge process and test worker; no test reads it).
+HERMES_CONFIG = "agent:\n  api_max_retries: 1\n  environment_probe: false\n"
 
 
 def hermes_home(path: Path) -> Path:
