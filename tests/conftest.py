@@ -17,7 +17,9 @@ from tests.support.bridge import hermes_home as make_hermes_home
 from tests.support.databases import MigratedDatabases, fresh_database
 from tests.support.users import default_owner, user_on
 
-pytest_plugins = ["tests.support.hang_report"]
+# Fixtures of the support modules, registered once for every folder: the stack is one per
+# test process (a second definition in another conftest would start a second one).
+pytest_plugins = ["tests.support.hang_report", "tests.support.stack", "tests.support.api"]
 
 # --- fake model server and bridge ---------------------------------------------------------
 

@@ -1,5 +1,7 @@
-"""One real stack (fake model, bridge with hermes-agent, the app behind a password) for
-tests/api and tests/cli (tests/support/api.py): starting the app costs most of a minute."""
+"""The HTTP API tests drive the test process's one real stack (fake model, bridge with
+hermes-agent, the app behind its login: tests/support/stack.py `shared_stack`) with a
+personal API token (`api_stack`, `api_token`: tests/support/api.py, registered by
+tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.support.api import api_client, api_stack, api_stack_and_token, api_token
+from tests.support.api import api_client
 from tests.support.stack import Stack
-
-__all__ = ["api_stack", "api_stack_and_token", "api_token"]
 
 
 @pytest.fixture

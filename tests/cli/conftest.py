@@ -1,7 +1,2 @@
-"""The stack tests/api uses (tests/support/api.py), shared: one app start for both."""
-
-from __future__ import annotations
-
-from tests.support.api import api_stack, api_stack_and_token, api_token
-
-__all__ = ["api_stack", "api_stack_and_token", "api_token"]
+"""tests/cli drives the shared stack (tests/support/stack.py) as tests/api does: its
+fixtures `api_stack` and `api_token` are tests/support/api.py's, registered by tests/conftest.py."""

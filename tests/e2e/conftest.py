@@ -1,5 +1,5 @@
-"""Browser tests: one real stack for the session (tests/support/stack.py), emptied before
-each test file so that every file runs alone and in any order, and Debian's chromium driven
+"""Browser tests: the test process's one real stack (tests/support/stack.py `shared_stack`,
+which tests/api used before them), emptied before each test file so that every file runs alone and in any order, and Debian's chromium driven
 by Playwright (never `playwright install`)."""
 
 from __future__ import annotations
@@ -11,14 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, TEST_CHROMIUM, fresh_page, new_chat
-from tests.support.stack import Stack, ensure_fake_model, running_stack
-
-
-@pytest.fixture(scope="session")
-def shared_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Fake model, bridge and app, started once: the app's build takes most of a minute."""
-    with running_stack(tmp_path_factory.mktemp("e2e"), token_delay=0.02) as stack:
-        yield stack
+from tests.support.stack import Stack, ensure_fake_model
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +14,7 @@ from httpx_sse import connect_sse
 from agent_chat.db import api_tokens
 from agent_chat.db.engine import make_engine, open_session
 from tests.support.accounts import ADMIN_USER
-from tests.support.stack import Stack, ensure_fake_model, running_stack
+from tests.support.stack import Stack, ensure_fake_model
 from tests.support.users import user_named
 
 TERMINAL = {"run_completed", "run_failed", "run_stopped"}
@@ -118,35 +117,23 @@ def wait_idle(client: httpx.Client, session_id: str, timeout: float = 60) -> Non
         time.sleep(0.1)
 
 
-# --- one stack for tests/api and tests/cli ---------------------------------------------------
-
-_running: dict[str, tuple[Stack, str]] = {}
+# --- the shared stack, as tests/api and tests/cli use it ---------------------------------------
 
 
 @pytest.fixture(scope="session")
-def api_stack_and_token(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[Stack, str]]:
-    """The real stack (every request goes through the login gate, here with a personal API
-    token), started once for tests/api and tests/cli: both conftests import this fixture,
-    which pytest registers once per folder, so the second returns the first's."""
-    if "stack" in _running:
-        yield _running["stack"]
-        return
-    with running_stack(tmp_path_factory.mktemp("api"), token_delay=0.01) as stack:
-        ensure_fake_model(None, stack)
-        engine = make_engine(stack.db_url)
-        try:
-            with open_session(engine) as session:
-                admin = user_named(session=session, username=ADMIN_USER)
-                token = api_tokens.create_token(session=session, user_id=admin, name="tests").token
-        finally:
-            engine.dispose()
-        _running["stack"] = (stack, token)
-        try:
-            yield stack, token
-        finally:
-            _running.pop("stack", None)
+def api_stack_and_token(shared_stack: Stack) -> tuple[Stack, str]:
+    """The test process's one stack (tests/support/stack.py: every request goes through the
+    login gate, here with a personal API token) with the fake model as its default model.
+    Registered once for the whole suite by tests/conftest.py."""
+    ensure_fake_model(None, shared_stack)
+    engine = make_engine(shared_stack.db_url)
+    try:
+        with open_session(engine) as session:
+            admin = user_named(session=session, username=ADMIN_USER)
+            token = api_tokens.create_token(session=session, user_id=admin, name="tests").token
+    finally:
+        engine.dispose()
+    return shared_stack, token
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from agent_chat.auth import COOKIE_NAME
 from tests.fakes.model_server import RunningFakeModel, free_port, running_fake_model
@@ -341,3 +342,14 @@ def running_stack(
         finally:
             stack.stop_app()
             stack.stop_bridge()
+
+
+@pytest.fixture(scope="session")
+def shared_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Fake model, bridge and app, started once per test process (an app start costs ~6
+    CPU-s, a bridge's ~6 more): for tests/api and tests/cli as they find it, and for the
+    browser tests, which empty it before each file (`Stack.reset()`, tests/e2e/conftest.py).
+    Those run last (tests/conftest.py), so an emptying never takes the API tests' token or
+    model away. Registered once for the whole suite by tests/conftest.py."""
+    with running_stack(tmp_path_factory.mktemp("stack"), token_delay=0.02) as stack:
+        yield stack
