@@ -36,10 +36,12 @@ WEBSOCKET_PROBE = """url => new Promise(resolve => {
 
 
 @pytest.fixture(scope="module")
-def login_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Fake model, bridge and app (its own build folder) without an administrator yet."""
+def login_stack(tmp_path_factory: pytest.TempPathFactory, shared_stack: Stack) -> Iterator[Stack]:
+    """Fake model and app (its own database) without an administrator yet, on the shared
+    stack's bridge."""
     env = {"AGENT_CHAT_ADMIN_USER": "", "AGENT_CHAT_ADMIN_PASSWORD": ""}
-    with running_stack(tmp_path_factory.mktemp("e2e-login"), token_delay=0.01, env=env) as stack:
+    tmp = tmp_path_factory.mktemp("e2e-login")
+    with running_stack(tmp, token_delay=0.01, env=env, bridge_of=shared_stack) as stack:
         yield stack
 
 

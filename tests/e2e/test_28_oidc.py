@@ -33,7 +33,9 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
 
 
 @pytest.fixture(scope="module")
-def sso_stack(tmp_path_factory: pytest.TempPathFactory, provider: Provider) -> Iterator[Stack]:
+def sso_stack(
+    tmp_path_factory: pytest.TempPathFactory, provider: Provider, shared_stack: Stack
+) -> Iterator[Stack]:
     env = {
         "AGENT_CHAT_OIDC_ISSUER": provider.issuer,
         "AGENT_CHAT_OIDC_CLIENT_ID": "agent-chat",
@@ -42,7 +44,8 @@ def sso_stack(tmp_path_factory: pytest.TempPathFactory, provider: Provider) -> I
         "AGENT_CHAT_OIDC_ADMIN_CLAIM": "groups",
         "AGENT_CHAT_OIDC_ADMIN_VALUE": ADMIN_GROUP,
     }
-    with running_stack(tmp_path_factory.mktemp("e2e-oidc"), token_delay=0.01, env=env) as stack:
+    tmp = tmp_path_factory.mktemp("e2e-oidc")
+    with running_stack(tmp, token_delay=0.01, env=env, bridge_of=shared_stack) as stack:
         yield stack
 
 

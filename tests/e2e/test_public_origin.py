@@ -25,7 +25,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.fakes.model_server import free_port
 from tests.support.attacks import ATTACK_SCRIPT, attack_args, event_url, handshake
 from tests.support.browser import fresh_page, new_chat, send
-from tests.support.stack import ensure_fake_model, running_stack
+from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -132,9 +132,11 @@ class HostRewritingProxy:
 
 
 @pytest.fixture(scope="module")
-def public(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
-    """A stack of this module's own with `AGENT_CHAT_ALLOWED_ORIGINS` = the proxy's origin,
-    and the proxy in front of its app."""
+def public(
+    tmp_path_factory: pytest.TempPathFactory, shared_stack: Stack
+) -> Iterator[SimpleNamespace]:
+    """An app of this module's own (on the shared stack's bridge) with
+    `AGENT_CHAT_ALLOWED_ORIGINS` = the proxy's origin, and the proxy in front of it."""
     proxy = HostRewritingProxy()
     settings = {
         "AGENT_CHAT_ALLOWED_ORIGINS": proxy.url,
@@ -143,7 +145,7 @@ def public(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace
     }
     try:
         tmp = tmp_path_factory.mktemp("e2e-public-origin")
-        with running_stack(tmp, token_delay=0.01, env=settings) as stack:
+        with running_stack(tmp, token_delay=0.01, env=settings, bridge_of=shared_stack) as stack:
             proxy.upstream_port = stack.app_port
             yield SimpleNamespace(stack=stack, proxy=proxy)
     finally:

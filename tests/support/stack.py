@@ -7,7 +7,9 @@ build (tests/support/builds.py).
 long-term memory), so every file starts from the same place whatever ran before it.
 
 `running_stack(..., embedded=True)` starts the app with `AGENT_CHAT_BRIDGE=embedded` and no
-bridge process (the bridge runs inside the app, agent_chat/embedded.py).
+bridge process (the bridge runs inside the app, agent_chat/embedded.py);
+`running_stack(..., bridge_of=other)` starts only an app (and a fake model), on `other`'s
+bridge: a file that needs the app with settings of its own, not a bridge of its own.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class Stack:
     app: subprocess.Popen | None = None
     built: bool = False  # the frontend for app_port is built (a restart skips the build)
     embedded: bool = False  # AGENT_CHAT_BRIDGE=embedded: no bridge process, none to start
+    borrowed: bool = False  # the bridge is another stack's (`bridge_of`): not ours to start
     # Backend worker processes on the app's port, as `reflex run --env prod` starts them
     # (granian, GRANIAN_WORKERS; several need REFLEX_REDIS_URL): tests/support/reflex_workers.py.
     workers: int = 1
@@ -118,6 +121,8 @@ class Stack:
     def start_bridge(self) -> None:
         if self.embedded:
             raise RuntimeError("this stack's bridge runs inside the app: restart the app")
+        if self.borrowed:
+            raise RuntimeError("this stack's bridge is another stack's: start it there")
         self.bridge = start_process(
             [sys.executable, "-m", "agent_chat.bridge", "--port", str(self.bridge_port)],
             env=self.env,
@@ -172,7 +177,8 @@ class Stack:
 
     def ensure_running(self) -> None:
         """Start what a test stopped and could not start again."""
-        if not self.embedded and (self.bridge is None or self.bridge.poll() is not None):
+        own = not self.embedded and not self.borrowed
+        if own and (self.bridge is None or self.bridge.poll() is not None):
             self.start_bridge()
         if self.app is None or self.app.poll() is not None:
             self.start_app()
@@ -284,6 +290,7 @@ def running_stack(
     token_delay: float,
     env: dict[str, str] | None = None,
     embedded: bool = False,
+    bridge_of: Stack | None = None,
     bridges_also: list[str] | None = None,
     workers: int = 1,
 ) -> Iterator[Stack]:
@@ -291,7 +298,10 @@ def running_stack(
     file); `env` adds settings (e.g. AGENT_CHAT_PASSWORD). The app makes the administrator
     of tests/support/accounts.py at start (unless `env` says otherwise: an empty
     AGENT_CHAT_ADMIN_USER leaves the first visit's setup form). `embedded`: the bridge runs
-    inside the app (AGENT_CHAT_BRIDGE=embedded), no bridge process is started.
+    inside the app (AGENT_CHAT_BRIDGE=embedded), no bridge process is started. `bridge_of`:
+    the app uses that running stack's bridge (a bridge start is ~6 CPU-s) and its hermes home,
+    skills and workspaces (the bridge reads those); the person ids of the two apps' databases
+    meet in that bridge's per-person memory, which `Stack.reset()` empties.
     `bridges_also`: bridges (URLs, started by the caller) the app uses besides the stack's
     own (AGENT_CHAT_BRIDGE_URLS, the stack's first). `workers`: backend worker processes on the
     app's port (Reflex's GRANIAN_WORKERS; give REFLEX_REDIS_URL in `env`). Everything stops with
@@ -320,6 +330,11 @@ def running_stack(
             **(env or {}),
         }
     )
+    if bridge_of is not None:
+        bridge_port = bridge_of.bridge_port
+        full_env["AGENT_CHAT_BRIDGE_URL"] = bridge_of.bridge_url
+        for name in ("HERMES_HOME", "AGENT_CHAT_SKILLS_DIR", "AGENT_CHAT_WORKSPACES_DIR"):
+            full_env[name] = bridge_of.env[name]
     if bridges_also:
         own = full_env.pop("AGENT_CHAT_BRIDGE_URL")
         full_env["AGENT_CHAT_BRIDGE_URLS"] = ",".join([own, *bridges_also])
@@ -332,10 +347,11 @@ def running_stack(
             bridge_port=bridge_port,
             app_port=app_port,
             embedded=embedded,
+            borrowed=bridge_of is not None,
             workers=workers,
         )
         try:
-            if not embedded:
+            if not embedded and bridge_of is None:
                 stack.start_bridge()
             stack.start_app()
             yield stack
