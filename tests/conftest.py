@@ -110,9 +110,9 @@ DATABASE_FIXTURES = {"db_url", "empty_db_url", "engine"}
 # The browser files test.sh runs on its first database (SQLite) rather than its last
 # (PostgreSQL); every_database files run on both. Chosen so that the two runs, which go at
 # once, take about as long (`./test.sh --durations=0` of 2026-12-03: the SQLite run had 862
-# test-seconds with these less test_16 and test_23, the PostgreSQL run 939, they 37); a new
-# file goes on the last until it is weighed. test_31 and test_32 need PostgreSQL and Redis
-# anyway.
+# test-seconds and the PostgreSQL run 939 before test_16 and test_23, 37 together, moved to
+# the first); a new file goes on the last until it is weighed. test_31 and test_32 need
+# PostgreSQL and Redis anyway.
 BROWSER_ON_FIRST = {
     "test_01_first_visit.py",
     "test_02_walking_skeleton.py",
