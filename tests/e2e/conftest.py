@@ -1,6 +1,7 @@
 """Browser tests: the test process's one real stack (tests/support/stack.py `shared_stack`,
-which tests/api used before them), emptied before each test file so that every file runs alone and in any order, and Debian's chromium driven
-by Playwright (never `playwright install`)."""
+which tests/api used before them), emptied before each test file so that every file runs
+alone and in any order, and Debian's chromium driven by Playwright (never `playwright
+install`)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ its memory only: no database query for it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -32,18 +32,17 @@ async def _states(manager: RunManager, user: int) -> dict[str, str]:
     return await manager.session_states(user_id=user)
 
 
+async def _until(
+    manager: RunManager, user: int, chat: str, reached: Callable[[str], bool], what: str
+) -> None:
+    deadline = asyncio.get_running_loop().time() + 30
+    while not reached((await _states(manager, user)).get(chat, "")):
+        assert asyncio.get_running_loop().time() < deadline, f"{chat} never {what}"
+        await asyncio.sleep(0.05)
+
+
 async def _until_state(manager: RunManager, user: int, chat: str, state: str) -> None:
-    deadline = asyncio.get_running_loop().time() + 30
-    while (await _states(manager, user)).get(chat, "") != state:
-        assert asyncio.get_running_loop().time() < deadline, f"{chat} never {state!r}"
-        await asyncio.sleep(0.05)
-
-
-async def _until_not_state(manager: RunManager, user: int, chat: str, state: str) -> None:
-    deadline = asyncio.get_running_loop().time() + 30
-    while (await _states(manager, user)).get(chat, "") == state:
-        assert asyncio.get_running_loop().time() < deadline, f"{chat} stays {state!r}"
-        await asyncio.sleep(0.05)
+    await _until(manager, user, chat, lambda now: now == state, repr(state))
 
 
 async def _one_starts(*sends: Awaitable[StartedRun]) -> tuple[StartedRun, RunRefused]:
@@ -85,7 +84,7 @@ async def test_a_run_one_worker_consumes_goes_on_for_the_other(
     await two.answer(started.run_id, pause.clarify_id, "red", user_id=user)
     # The answer resumes it: "running" may already be over (the scripted model is quick, and
     # the queued message may be done too), so only leaving "waiting" is certain here.
-    await _until_not_state(two, user, chat, "waiting")
+    await _until(two, user, chat, lambda now: now != "waiting", "left 'waiting'")
     done = await finished(storage, started.assistant_message_id)
     assert done.status == MessageStatus.SUCCESS and done.content == "You chose red."
     await wait_for(lambda: _answers(storage, chat)[-1:] == ["Echo: then this"], timeout=60)
