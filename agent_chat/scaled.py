@@ -107,14 +107,15 @@ def wait_bridge(port: int, process: subprocess.Popen, stopping: threading.Event 
     the caller stops it)."""
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
-    while not bridge_healthy(url):
-        if process.poll() is not None:
-            raise SystemExit(f"the bridge on :{port} exited with code {process.returncode}")
-        if stopping is not None and stopping.is_set():
-            return
-        if time.monotonic() > deadline:
-            raise SystemExit(f"the bridge did not answer at {url} within 120 s")
-        time.sleep(0.3)
+    with httpx.Client() as http:
+        while not bridge_healthy(url, http):
+            if process.poll() is not None:
+                raise SystemExit(f"the bridge on :{port} exited with code {process.returncode}")
+            if stopping is not None and stopping.is_set():
+                return
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the bridge did not answer at {url} within 120 s")
+            time.sleep(0.3)
     log.info("bridge ready at %s (pid %d)", url, process.pid)
 
 

@@ -71,15 +71,16 @@ def spawn_bridge(url: str) -> subprocess.Popen:
     cmd += ["--port", str(parsed.port or 18731)]
     process = subprocess.Popen(cmd, cwd=PROJECT_ROOT)
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(
-                f"the bridge exited with code {process.returncode}; see its output above"
-            )
-        if bridge_healthy(url):
-            log.info("bridge ready at %s (pid %d)", url, process.pid)
-            return process
-        time.sleep(0.5)
+    with httpx.Client() as http:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise SystemExit(
+                    f"the bridge exited with code {process.returncode}; see its output above"
+                )
+            if bridge_healthy(url, http):
+                log.info("bridge ready at %s (pid %d)", url, process.pid)
+                return process
+            time.sleep(0.5)
     stop(process)
     raise SystemExit(f"the bridge did not answer at {url} within 90 s")
 
@@ -90,15 +91,16 @@ def wait_until_serving(
     """Poll `url` until the process answers there (any status below 500); False if it exits
     or `timeout_s` passes. (The tests' launcher uses it too.)"""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if app.poll() is not None:
-            return False
-        try:
-            if httpx.get(url, timeout=2).status_code < 500:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(interval_s)
+    with httpx.Client(timeout=2) as client:  # one for every try (supervisor.bridge_healthy)
+        while time.monotonic() < deadline:
+            if app.poll() is not None:
+                return False
+            try:
+                if client.get(url).status_code < 500:
+                    return True
+            except httpx.HTTPError:
+                pass
+            time.sleep(interval_s)
     return False
 
 
