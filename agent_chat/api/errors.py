@@ -102,11 +102,18 @@ class ApiFallback(BaseRoute):
     API: without this, they would answer such requests with a page or plain text.)"""
 
     def __init__(self, api: FastAPI) -> None:
-        self.paths: list[tuple[re.Pattern[str], str]] = []
-        for path, operations in api.openapi()["paths"].items():
-            regex, _, _ = compile_path(path)
-            allow = ", ".join(sorted(m.upper() for m in operations))
-            self.paths.append((regex, allow))
+        self._api = api
+        self._paths: list[tuple[re.Pattern[str], str]] | None = None
+
+    def _allowed(self) -> list[tuple[re.Pattern[str], str]]:
+        # Read from the OpenAPI schema when first needed, not at start: building the schema
+        # was 0.4 CPU-s of every app start (FastAPI keeps it for /api/openapi.json).
+        if self._paths is None:
+            self._paths = [
+                (compile_path(path)[0], ", ".join(sorted(m.upper() for m in operations)))
+                for path, operations in self._api.openapi()["paths"].items()
+            ]
+        return self._paths
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if scope["type"] == "http" and scope["path"].startswith("/api/"):
@@ -114,7 +121,7 @@ class ApiFallback(BaseRoute):
         return Match.NONE, {}
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        allow = next((a for regex, a in self.paths if regex.match(scope["path"])), None)
+        allow = next((a for regex, a in self._allowed() if regex.match(scope["path"])), None)
         if allow is None:
             response = error_response(404, "There is no such API endpoint.")
         else:
