@@ -112,6 +112,9 @@ def prepare_hermes_home(settings: BridgeSettings) -> None:
     settings.hermes_home.mkdir(parents=True, exist_ok=True)
     os.environ["HERMES_HOME"] = str(settings.hermes_home)
     _configure_hermes(settings)
+    from agent_chat.bridge import tool_scan
+
+    tool_scan.install()
 
 
 def _configure_hermes(settings: BridgeSettings) -> None:

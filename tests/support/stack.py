@@ -232,14 +232,14 @@ class Stack:
     def _empty_memory(self, people: list[int]) -> None:
         """Every person's hermes memory emptied (a memory per person: bridge/homes.py)."""
         if not self.embedded:
-            for user_id in people:
-                reply = httpx.put(
-                    f"{self.bridge_url}/memory",
-                    params={"user": user_id},
-                    json={"memory": "", "user": ""},
-                    timeout=10,
-                )
-                reply.raise_for_status()
+            with httpx.Client(timeout=10) as client:  # one: each new client loads the CA bundle
+                for user_id in people:
+                    reply = client.put(
+                        f"{self.bridge_url}/memory",
+                        params={"user": user_id},
+                        json={"memory": "", "user": ""},
+                    )
+                    reply.raise_for_status()
             return
         # No way in from outside the app: empty hermes' files (agents built later read them).
         home = Path(self.env["HERMES_HOME"])
