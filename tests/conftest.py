@@ -137,5 +137,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("e2e") and item.path.name in BROWSER_ON_FIRST:
             item.add_marker(pytest.mark.browser_first)
     # Browser tests run last: sync Playwright keeps an event loop running in the main thread
-    # for the rest of the session, which breaks later asyncio tests.
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+    # for the rest of the session, which breaks later asyncio tests. Before them, the tests
+    # on the shared stack (tests/api, tests/cli): its app waits for the frontend build, which
+    # test.sh makes while the tests that need no stack run.
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("e2e") is not None,
+            "shared_stack" in item.fixturenames,
+        )
+    )
