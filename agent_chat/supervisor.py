@@ -25,10 +25,9 @@ def bridge_healthy(url: str, http: httpx.Client | None = None) -> bool:
     """The bridge at `url` answers its /health (what every launcher waits for). A loop that
     asks again and again passes its one `http` client: a new client per call (`httpx.get`)
     loads the CA bundle each time, 48 ms of CPU against 0.3 ms (2-core test machine)."""
+    get = httpx.get if http is None else http.get
     try:
-        if http is None:
-            return httpx.get(f"{url}/health", timeout=2).status_code == 200
-        return http.get(f"{url}/health", timeout=2).status_code == 200
+        return get(f"{url}/health", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
 
