@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_chat.auth.paths import (
     BACKEND_PREFIXES,
@@ -116,9 +116,9 @@ class LoginGate:
                     interval=self.check_interval,
                 )
             else:
-                await self.app(scope, receive, send)
+                await self.app(scope, receive, _revalidated(send))
         elif set_up and await self._bearer_ok(scope):
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, _revalidated(send))
         else:
             await self._refuse(scope, receive, send, set_up=set_up)
 
@@ -175,6 +175,25 @@ class LoginGate:
             headers={"Retry-After": "2", "Cache-Control": "no-store"},
         )
         await response(scope, receive, send)
+
+
+# What a response let through the gate says when it says nothing of caching: the browser may
+# keep it but asks the server (and so the gate) before each use. The app's pages are static
+# files with Last-Modified and no Cache-Control, which a browser treats as fresh for a tenth
+# of their age: after a logout or a revoked session, "/" opened the cached app, which then
+# could not connect, instead of the login page. An unchanged page still answers 304.
+REVALIDATE = (b"cache-control", b"private, no-cache")
+
+
+def _revalidated(send: Send) -> Send:
+    async def send_revalidated(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            if not any(name.lower() == b"cache-control" for name, _ in headers):
+                message = {**message, "headers": [*headers, REVALIDATE]}
+        await send(message)
+
+    return send_revalidated
 
 
 def _config_from_environment() -> GateConfig:

@@ -43,6 +43,36 @@ async def test_a_session_opens_pages_and_the_api(client: httpx.AsyncClient) -> N
     assert (await client.get("/api/chat/sessions/x/export")).json() == {"secret conversation": "x"}
 
 
+async def test_what_the_gate_lets_through_is_asked_for_again_before_each_use(
+    client: httpx.AsyncClient,
+) -> None:
+    """A page without caching headers of its own would be fresh in the browser's cache for a
+    while, and opened from it after a logout without asking the gate."""
+    await _log_in(client)
+    assert (await client.get("/chat/abc")).headers["cache-control"] == "private, no-cache"
+    api = await client.get("/api/chat/sessions/x/export")
+    assert api.headers["cache-control"] == "private, no-cache"
+    assert "cache-control" not in (await client.get("/assets/app.js")).headers  # public
+    await client.post("/api/logout")
+    refused = await client.get("/chat/abc")
+    assert refused.status_code == 303 and refused.headers["cache-control"] == "no-store"
+
+
+async def test_a_response_that_says_how_to_cache_it_is_left_as_it_is(
+    storage: Storage, clock: Clock, alice
+) -> None:
+    async def app(scope, receive, send):
+        headers = [(b"cache-control", b"no-store")] if scope["path"] == "/own" else []
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+    gate = LoginGate(app, storage=lambda: storage, config_loader=lambda: CONFIG, clock=clock)
+    async with client_for(gate) as client:
+        await _log_in(client)
+        assert (await client.get("/own")).headers.get_list("cache-control") == ["no-store"]
+        assert (await client.get("/other")).headers["cache-control"] == "private, no-cache"
+
+
 async def test_the_session_expires(client: httpx.AsyncClient, clock: Clock) -> None:
     await _log_in(client)
     clock.now += 12 * HOUR - 1
