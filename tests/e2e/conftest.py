@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, TEST_CHROMIUM, fresh_page, new_chat
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, TEST_CHROMIUM, KeptPage, new_chat
 from tests.support.stack import Stack, ensure_fake_model
 
 
@@ -57,10 +57,19 @@ def full_browser(playwright: Any) -> Iterator[Any]:
     browser.close()
 
 
+@pytest.fixture(scope="session")
+def kept_page(browser: Any) -> Iterator[KeptPage]:
+    """The page the tests of this process share (tests/support/browser.py says why)."""
+    kept = KeptPage(browser)
+    yield kept
+    kept.close()
+
+
 @pytest.fixture
-def page(browser, stack: Stack, request: pytest.FixtureRequest):
-    """A new browser context, signed in as the stack's administrator."""
-    with fresh_page(browser, request, stack) as page:
+def page(kept_page: KeptPage, stack: Stack, request: pytest.FixtureRequest):
+    """A page on about:blank with no state, signed in as the stack's administrator (the
+    process's kept page, put back after each test: `KeptPage`)."""
+    with kept_page.page(request, stack) as page:
         yield page
 
 
@@ -76,5 +85,4 @@ def chat(page, stack: Stack):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if report.when == "call":
-        item.rep_call = report
+    setattr(item, f"rep_{report.when}", report)  # for the page fixtures (`failed_so_far`)

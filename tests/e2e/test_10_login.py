@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from agent_chat.db import users
 from agent_chat.db.engine import make_engine, open_session
-from tests.support.browser import fresh_page, new_chat, send, shot
+from tests.support.browser import CHAT_URL, KeptPage, fresh_page, new_chat, send, shot
 from tests.support.stack import Stack, ensure_fake_model, running_stack
 
 pytestmark = pytest.mark.e2e
@@ -46,9 +46,10 @@ def login_stack(tmp_path_factory: pytest.TempPathFactory, shared_stack: Stack) -
 
 
 @pytest.fixture
-def page(browser: Browser, login_stack: Stack, request: pytest.FixtureRequest) -> Iterator[Page]:
-    """A fresh browser context (no cookie) for each test."""
-    with fresh_page(browser, request) as page:
+def page(kept_page: KeptPage, login_stack: Stack, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A page with no cookie for each test (the process's kept page, put back between tests:
+    tests/support/browser.py)."""
+    with kept_page.page(request, login_stack, signed_in=False) as page:
         yield page
 
 
@@ -119,6 +120,10 @@ def test_a_wrong_password_shows_the_error_and_the_right_one_opens_the_app(
     )
     ws_url = login_stack.url.replace("http", "ws") + "/_event/?EIO=4&transport=websocket"
     assert page.evaluate(WEBSOCKET_PROBE, ws_url) == "open"
+    # "/" opened while signed in is in the browser's cache now: after the logout it must
+    # still ask the server, which sends it to the login page.
+    page.goto(f"{login_stack.url}/")
+    expect(page).to_have_url(CHAT_URL)
 
     open_account_menu(page)
     page.get_by_test_id("logout").click()

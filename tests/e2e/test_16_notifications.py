@@ -5,20 +5,23 @@ tab title; a click opens it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import new_chat, send
+from tests.support.browser import fresh_page, new_chat, send
 from tests.support.stack import Stack, ensure_fake_model
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def browser(full_browser):
-    """Full chromium: the headless shell reports notifications as denied when granted."""
-    return full_browser
+@pytest.fixture
+def page(full_browser, stack: Stack, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A page of its own in full chromium (the headless shell reports notifications as
+    denied when granted), which may take the spy below as an init script."""
+    with fresh_page(full_browser, request, stack) as page:
+        yield page
 
 
 # Records every notification the page makes (the real one would pop up on the desktop).

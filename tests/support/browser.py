@@ -21,6 +21,9 @@ CHROMIUM = "/usr/bin/chromium"
 TEST_CHROMIUM = os.environ.get("AGENT_CHAT_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell")
 # Without the background-networking flags chromium keeps trying hosts this machine cannot
 # reach.
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+PAGE_TIMEOUT_MS = 20_000
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -38,22 +41,147 @@ def fresh_page(browser: Any, request: Any, stack: Stack | None = None) -> Iterat
     """A page in a new browser context (no state; signed in as the stack's administrator
     when given a `stack`, else no cookie); a screenshot in test-artifacts/ when the test
     failed, and uncaught page errors fail the test."""
+    context = browser.new_context(viewport=DESKTOP)
+    try:
+        if stack is not None:
+            stack.sign_in(context)
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        with _watched(page, request):
+            yield page
+    finally:
+        context.close()
+
+
+def failed_so_far(request: Any) -> bool:
+    """Whether the test of this fixture `request` failed so far (tests/e2e/conftest.py keeps
+    each phase's report on the item)."""
+    return any(
+        getattr(getattr(request.node, f"rep_{when}", None), "failed", False)
+        for when in ("setup", "call")
+    )
+
+
+@contextlib.contextmanager
+def _watched(page: Any, request: Any) -> Iterator[None]:
+    """Uncaught errors in the page fail the test; a failed test leaves a screenshot."""
     from tests.support.stack import ARTIFACTS
 
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    if stack is not None:
-        stack.sign_in(context)
-    page = context.new_page()
-    page.set_default_timeout(20_000)
     errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    failed = getattr(request.node, "rep_call", None)
-    if failed is not None and failed.failed:
+
+    def on_error(exc: Any) -> None:
+        errors.append(str(exc))
+
+    page.on("pageerror", on_error)
+    yield
+    if failed_so_far(request) and not page.is_closed():
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure.png"))
-    context.close()
+    if not page.is_closed():
+        page.remove_listener("pageerror", on_error)
     assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def _refuse(what: str) -> Any:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"{what} cannot be undone on the page tests share: give this test its own "
+            "context (tests.support.browser.fresh_page)"
+        )
+
+    return refuse
+
+
+class KeptPage:
+    """The page the browser tests of one test process share, handed from test to test: a
+    first load of `/chat` in a new browser context cost the 2-core test machine 1.6 CPU-s
+    (browser and app; a renderer process starts, every script is fetched and compiled
+    again), in a kept page 0.8. Each test gets it on about:blank, signed in as its stack's
+    administrator (or not), as a fresh page would be: between tests everything a test may
+    change is put back (cookies, permissions, offline, routes, listeners, other pages,
+    viewport, media, the origin's storage); what cannot be (init scripts, exposed functions)
+    is refused on it. Its HTTP cache stays, as a person's browser's does (that is how a page
+    opened from the cache after a logout showed up: auth/gate.py `REVALIDATE`). After a
+    failed test, one that ends on another site, or for another stack, it is closed and a new
+    one made."""
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self._context: Any = None
+        self._page: Any = None
+        self._stack: Any = None
+        self._signed_in = True
+        self._own: dict[Any, dict[str, list]] = {}  # Playwright's own listeners, per object
+
+    @contextlib.contextmanager
+    def page(self, request: Any, stack: Stack, *, signed_in: bool = True) -> Iterator[Any]:
+        """The page for a test on `stack`: signed in as its administrator, or with no cookie
+        (`signed_in=False`)."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        page = self._take(stack, signed_in)
+        kept = False
+        try:
+            with _watched(page, request):
+                yield page
+            kept = not failed_so_far(request) and not page.is_closed() and self._tidy()
+        except PlaywrightError:  # the page could not be put back: the next test gets a new one
+            kept = False
+        finally:
+            if not kept:
+                self.close()
+
+    def close(self) -> None:
+        if self._context is not None:
+            with contextlib.suppress(Exception):  # already closed with its browser
+                self._context.close()
+        self._context = self._page = self._stack = None
+        self._own = {}
+
+    def _take(self, stack: Stack, signed_in: bool) -> Any:
+        if self._page is not None and (self._stack is not stack or self._signed_in != signed_in):
+            self.close()
+        if self._page is None:
+            self._context = self.browser.new_context(viewport=DESKTOP)
+            self._page = self._context.new_page()
+            self._stack, self._signed_in = stack, signed_in
+            for owner in (self._page, self._context):
+                impl = owner._impl_obj
+                self._own[owner] = {e: impl.listeners(e) for e in impl.event_names()}
+                for name in ("add_init_script", "expose_binding", "expose_function"):
+                    setattr(owner, name, _refuse(f"{type(owner).__name__}.{name}"))
+        if signed_in:
+            stack.sign_in(self._context)
+        self._page.set_default_timeout(PAGE_TIMEOUT_MS)
+        return self._page
+
+    def _tidy(self) -> bool:
+        """Put the page back as a new one; False when it cannot be (then it is closed)."""
+        page, context, stack = self._page, self._context, self._stack
+        for other in context.pages:
+            if other != page:
+                other.close()
+        if page.url.startswith(stack.url):  # the only origin whose storage the app uses
+            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        elif page.url != "about:blank":
+            return False
+        for owner in (page, context):
+            impl, own = owner._impl_obj, self._own[owner]
+            for event in list(impl.event_names()):
+                for listener in impl.listeners(event):
+                    if listener not in own.get(event, ()):
+                        impl.remove_listener(event, listener)
+            owner.unroute_all(behavior="ignoreErrors")
+        page.goto("about:blank")
+        context.clear_cookies()
+        context.clear_permissions()
+        context.set_offline(False)
+        context.set_extra_http_headers({})
+        page.set_viewport_size(DESKTOP)
+        page.emulate_media(
+            media="null", color_scheme="null", reduced_motion="null", forced_colors="null"
+        )
+        return True
 
 
 NEW_CHAT_URL = re.compile(r"/chat$")
@@ -114,10 +242,6 @@ def open_stored_chat(page: Any, stack: Any) -> str:
     page.goto(f"{stack.url}/chat/{session_uuid}")
     expect(page.get_by_test_id("composer-input")).to_be_editable()
     return session_uuid
-
-
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
 
 
 def shot(page: Any, name: str, *, full_page: bool = False) -> None:
