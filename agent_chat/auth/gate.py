@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -182,15 +183,13 @@ class LoginGate:
 # files with Last-Modified and no Cache-Control, which a browser treats as fresh for a tenth
 # of their age: after a logout or a revoked session, "/" opened the cached app, which then
 # could not connect, instead of the login page. An unchanged page still answers 304.
-REVALIDATE = (b"cache-control", b"private, no-cache")
+REVALIDATE = "private, no-cache"
 
 
 def _revalidated(send: Send) -> Send:
     async def send_revalidated(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            headers = list(message.get("headers", []))
-            if not any(name.lower() == b"cache-control" for name, _ in headers):
-                message = {**message, "headers": [*headers, REVALIDATE]}
+        if message["type"] == "http.response.start":  # as origins.py adds its headers
+            MutableHeaders(scope=message).setdefault("Cache-Control", REVALIDATE)
         await send(message)
 
     return send_revalidated
