@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 # AGENT_CHAT_TEST_CHROMIUM=/usr/bin/chromium runs the browser tests on full chromium instead.
 CHROMIUM = "/usr/bin/chromium"
 TEST_CHROMIUM = os.environ.get("AGENT_CHAT_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell")
-# Without the background-networking flags chromium keeps trying hosts this machine cannot
-# reach.
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 PAGE_TIMEOUT_MS = 20_000
+# Without the background-networking flags chromium keeps trying hosts this machine cannot
+# reach.
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -124,9 +124,11 @@ class KeptPage:
         try:
             with _watched(page, request):
                 yield page
-            kept = not failed_so_far(request) and not page.is_closed() and self._tidy()
-        except PlaywrightError:  # the page could not be put back: the next test gets a new one
-            kept = False
+            if not failed_so_far(request) and not page.is_closed():
+                try:
+                    kept = self._tidy()
+                except PlaywrightError:  # could not be put back: the next test gets a new one
+                    kept = False
         finally:
             if not kept:
                 self.close()
