@@ -1,4 +1,4 @@
-"""Small shared pieces: test ids, the error banner, safe markdown."""
+"""Small shared pieces: test ids, the error banner, safe markdown, a side sheet's header."""
 
 from __future__ import annotations
 
@@ -41,4 +41,46 @@ def error_banner() -> rx.Component:
             width="100%",
             custom_attrs=tid("error-banner"),
         ),
+    )
+
+
+def sheet_header(
+    icon: str,
+    title: str,
+    *extra: rx.Component,
+    on_refresh: rx.EventHandler,
+    refresh_title: str,
+    name: str,
+    class_prefix: str,
+) -> rx.Component:
+    """The header of a side sheet (memory, workspace): icon, title, `extra` (a spinner, a
+    count), then Refresh and Close. Test ids are `{name}-refresh` and `{name}-close`; CSS
+    classes are `{class_prefix}-header`, `-header-icon` and `-title`."""
+    return rx.hstack(
+        rx.icon(icon, size=18, class_name=f"{class_prefix}-header-icon"),
+        rx.dialog.title(title, class_name=f"{class_prefix}-title"),
+        *extra,
+        rx.spacer(),
+        rx.icon_button(
+            rx.icon("refresh-cw", size=14),
+            variant="ghost",
+            color_scheme="gray",
+            on_click=on_refresh,
+            aria_label="Refresh",
+            title=refresh_title,
+            custom_attrs=tid(f"{name}-refresh"),
+        ),
+        rx.dialog.close(
+            rx.icon_button(
+                rx.icon("x", size=16),
+                variant="ghost",
+                color_scheme="gray",
+                aria_label="Close",
+                custom_attrs=tid(f"{name}-close"),
+            ),
+        ),
+        align="center",
+        spacing="3",
+        width="100%",
+        class_name=f"{class_prefix}-header",
     )

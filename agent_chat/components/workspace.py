@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat.components.common import safe_markdown, tid
+from agent_chat.components.common import safe_markdown, sheet_header, tid
 from agent_chat.components.tool_view import highlighted
 from agent_chat.state.workspace import WorkspaceState
 from agent_chat.workspace_view import FileRow, PreviewRow
@@ -160,36 +160,17 @@ def _preview() -> rx.Component:
 
 
 def _header() -> rx.Component:
-    return rx.hstack(
-        rx.icon("folder-open", size=18, class_name="ws-header-icon"),
-        rx.dialog.title("Workspace", class_name="ws-title"),
+    return sheet_header(
+        "folder-open",
+        "Workspace",
         rx.cond(
             S.ws_files.length() > 0,
             rx.badge(S.ws_files.length() + S.ws_more, color_scheme="gray", variant="soft"),
         ),
-        rx.spacer(),
-        rx.icon_button(
-            rx.icon("refresh-cw", size=14),
-            variant="ghost",
-            color_scheme="gray",
-            on_click=S.open_workspace,
-            aria_label="Refresh",
-            title="Refresh (the list also follows the agent's writes by itself)",
-            custom_attrs=tid("workspace-refresh"),
-        ),
-        rx.dialog.close(
-            rx.icon_button(
-                rx.icon("x", size=16),
-                variant="ghost",
-                color_scheme="gray",
-                aria_label="Close",
-                custom_attrs=tid("workspace-close"),
-            ),
-        ),
-        align="center",
-        spacing="3",
-        width="100%",
-        class_name="ws-header",
+        on_refresh=S.open_workspace,
+        refresh_title="Refresh (the list also follows the agent's writes by itself)",
+        name="workspace",
+        class_prefix="ws",
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat.components.common import tid
+from agent_chat.components.common import sheet_header, tid
 from agent_chat.components.memory.long_term import long_term_view
 from agent_chat.components.memory.medium_term import medium_term_view
 from agent_chat.components.memory.short_term import short_term_view
@@ -28,33 +28,14 @@ def _tab_body(value: str, view: rx.Component) -> rx.Component:
 
 
 def _drawer_header() -> rx.Component:
-    return rx.hstack(
-        rx.icon("brain", size=18, class_name="memory-header-icon"),
-        rx.dialog.title("Memory", class_name="memory-title"),
+    return sheet_header(
+        "brain",
+        "Memory",
         rx.cond(MemoryState.loading, rx.spinner(size="1")),
-        rx.spacer(),
-        rx.icon_button(
-            rx.icon("refresh-cw", size=14),
-            variant="ghost",
-            color_scheme="gray",
-            on_click=MemoryState.load,
-            aria_label="Refresh",
-            title="Refresh",
-            custom_attrs=tid("memory-refresh"),
-        ),
-        rx.dialog.close(
-            rx.icon_button(
-                rx.icon("x", size=16),
-                variant="ghost",
-                color_scheme="gray",
-                aria_label="Close",
-                custom_attrs=tid("memory-close"),
-            ),
-        ),
-        align="center",
-        spacing="3",
-        width="100%",
-        class_name="memory-header",
+        on_refresh=MemoryState.load,
+        refresh_title="Refresh",
+        name="memory",
+        class_prefix="memory",
     )
 
 
