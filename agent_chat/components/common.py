@@ -1,4 +1,4 @@
-"""Small shared pieces: test ids, the error banner, safe markdown, a side sheet's header."""
+"""Small shared pieces: test ids, the error banner, safe markdown, a side sheet's header, a sidebar row's menu button."""
 
 from __future__ import annotations
 
@@ -83,4 +83,18 @@ def sheet_header(
         spacing="3",
         width="100%",
         class_name=f"{class_prefix}-header",
+    )
+
+
+def row_menu_trigger(aria_label: str) -> rx.Component:
+    """The `…` button opening a sidebar row's menu (a conversation's, a folder's); styles.css
+    shows it on hover and on the selected row."""
+    return rx.dropdown_menu.trigger(
+        rx.icon_button(
+            rx.icon("ellipsis", size=14),
+            variant="ghost",
+            size="1",
+            class_name="session-menu",
+            aria_label=aria_label,
+        ),
     )

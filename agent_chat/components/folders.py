@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import reflex as rx
 
-from agent_chat.components.common import tid
+from agent_chat.components.common import row_menu_trigger, tid
 from agent_chat.rows import FolderRow, SessionRow
 from agent_chat.state.folders import FolderState
 
@@ -99,15 +99,7 @@ def new_folder_form() -> rx.Component:
 
 def _folder_menu(folder: FolderRow) -> rx.Component:
     return rx.dropdown_menu.root(
-        rx.dropdown_menu.trigger(
-            rx.icon_button(
-                rx.icon("ellipsis", size=14),
-                variant="ghost",
-                size="1",
-                class_name="session-menu",
-                aria_label="Folder actions",
-            ),
-        ),
+        row_menu_trigger("Folder actions"),
         rx.dropdown_menu.content(
             rx.dropdown_menu.item(
                 "Rename",

@@ -6,7 +6,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.account import account_footer
-from agent_chat.components.common import tid
+from agent_chat.components.common import row_menu_trigger, tid
 from agent_chat.components.folders import (
     folder_block,
     move_menu,
@@ -62,15 +62,7 @@ def _badge(row: SessionRow) -> rx.Component:
 
 def _menu(row: SessionRow) -> rx.Component:
     return rx.dropdown_menu.root(
-        rx.dropdown_menu.trigger(
-            rx.icon_button(
-                rx.icon("ellipsis", size=14),
-                variant="ghost",
-                size="1",
-                class_name="session-menu",
-                aria_label="Conversation actions",
-            ),
-        ),
+        row_menu_trigger("Conversation actions"),
         rx.dropdown_menu.content(
             pin_item(row),
             move_menu(row),

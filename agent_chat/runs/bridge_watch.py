@@ -11,12 +11,12 @@ conversation (`BRIDGE_CHANGE`), so the banner appears and clears by itself.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.bus import EVERYONE, RunBus, SessionChange
 from agent_chat.runs.client import BridgeClient, BridgeError
+from agent_chat.runs.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,9 @@ EMBEDDED_HINT = (
 )
 
 
-class BridgeWatch:
+class BridgeWatch(Periodic):
+    task_name = "bridge-watch"
+
     def __init__(
         self,
         bridges: BridgeSet | BridgeClient,
@@ -41,24 +43,12 @@ class BridgeWatch:
         *,
         hint: str = UNREACHABLE_HINT,
     ) -> None:
+        super().__init__(interval_s)
         self.bridges = bridges if isinstance(bridges, BridgeSet) else BridgeSet([bridges])
         self._bus = bus
-        self.interval_s = interval_s
         self.hint = hint  # what to do about it (the embedded bridge: restart the web app)
         self.up = True  # until told otherwise: the page load checks for itself too
         self.problem = ""  # the client's sentence for the last failure
-        self._task: asyncio.Task | None = None
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="bridge-watch")
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     def banner(self) -> str:
         """The banner sentence while no bridge answers, else ""."""
@@ -92,10 +82,5 @@ class BridgeWatch:
             self._bus.publish_session(BRIDGE_CHANGE)
         return up
 
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.check()
-            except Exception:  # never let the watcher die: the banner would freeze
-                log.exception("checking the bridge failed")
-            await asyncio.sleep(self.interval_s)
+    def check_failed(self, exc: Exception) -> None:
+        log.error("checking the bridge failed", exc_info=exc)  # the banner keeps its state

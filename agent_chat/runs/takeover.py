@@ -10,8 +10,6 @@ stored are skipped by the log's unique (message_id, seq).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -20,12 +18,16 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agent_chat.db import messages
 from agent_chat.db.models import ChatMessage
+from agent_chat.runs.periodic import Periodic
 from agent_chat.runs.storage import Storage
 
 log = logging.getLogger(__name__)
 
 
-class TakeoverWatch:
+class TakeoverWatch(Periodic):
+    task_name = "run-takeover"
+    sleep_first = True  # RunManager.start has just re-attached what it could
+
     def __init__(
         self,
         *,
@@ -34,34 +36,20 @@ class TakeoverWatch:
         reattach: Callable[[ChatMessage], Awaitable[None]],
         interval_s: float = 1.0,
     ) -> None:
+        super().__init__(interval_s)
         self._storage = storage
         self._followed = followed  # whether this worker consumes the run already
         self._reattach = reattach
-        self.interval_s = interval_s
-        self._task: asyncio.Task | None = None
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="run-takeover")
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     async def check(self) -> None:
         for message in await self._storage.call(messages.running_messages):
             if message.run_id and not self._followed(message.run_id):
                 await self._reattach(message)
 
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval_s)
-            try:
-                await self.check()
-            except (RedisError, SQLAlchemyError) as exc:
-                log.warning("looking for runs to take over failed: %s", exc)
-            except Exception:  # never let the watch die: dead workers' runs would stall
-                log.exception("looking for runs to take over failed")
+    def check_failed(self, exc: Exception) -> None:
+        # The database or Redis being away for a moment is expected: a line, not a trace.
+        # Dead workers' runs stall until the watch sees them, so it never stops.
+        if isinstance(exc, (RedisError, SQLAlchemyError)):
+            log.warning("looking for runs to take over failed: %s", exc)
+        else:
+            log.error("looking for runs to take over failed", exc_info=exc)
