@@ -1,4 +1,5 @@
-"""Small shared pieces: test ids, the error banner, safe markdown, a side sheet's header, a sidebar row's menu button."""
+"""Small shared pieces: test ids, the error banner, safe markdown, a side sheet's header and a
+sidebar row's menu button."""
 
 from __future__ import annotations
 
