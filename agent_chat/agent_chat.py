@@ -17,7 +17,7 @@ from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
 from agent_chat.pages.users import users_page
-from agent_chat.services import services, start_services, stop_services
+from agent_chat.services.runtime import services, start_services, stop_services
 from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
 from agent_chat.state.bridges import BridgesState

@@ -11,7 +11,7 @@ hermes is imported once at start, in a thread, with the app's own settings alrea
 what hermes' `$HERMES_HOME/.env` (loaded with override=True) would change of the app's
 variables is put back, and hermes' INFO chatter is kept off the console (it still reaches
 `$HERMES_HOME/logs/agent.log`). The bridge's lifespan (its warm-up turn; stopping every run
-at the end) is the web app's: `start()` from `services.start_services`, `stop()` from
+at the end) is the web app's: `start()` from `services/runtime.py:start_services`, `stop()` from
 `stop_services`. What is lost: a web restart stops the running agents (their answers end
 FAILED at the next start, `runs/consumer.py:BRIDGE_RESTARTED`).
 """

@@ -283,7 +283,6 @@ class Stack:
             "PYTHONPATH": str(ROOT),
             **ADMIN_ENV,  # the app's administrator, as in the test stacks
         }
-        env.setdefault("NPM_CONFIG_REGISTRY", "https://registry.npmjs.org/")
         return env
 
     def model_spec(self) -> dict[str, Any]:

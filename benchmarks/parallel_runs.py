@@ -1,6 +1,6 @@
 """Issue 6, #9: 8 runs streaming at once; all complete, every event persisted.
 
-The app's run engine is driven in-process (`agent_chat.services.start_services` with Settings
+The app's run engine is driven in-process (`services.runtime.start_services` with Settings
 pointing at a temp SQLite database and a real bridge + paced fake model started for the
 benchmark; `services().runs.send(...)`), without Reflex and without a browser: the figure is
 the RunManager's own cost (bridge client, reducer, batch writer, database), not the
@@ -28,7 +28,7 @@ import psutil  # noqa: E402
 from agent_chat.config import Settings  # noqa: E402
 from agent_chat.db import sessions  # noqa: E402
 from agent_chat.db.models import ChatMessage  # noqa: E402
-from agent_chat.services import start_services, stop_services  # noqa: E402
+from agent_chat.services.runtime import start_services, stop_services  # noqa: E402
 
 
 def own_cpu() -> float:

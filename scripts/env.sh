@@ -9,4 +9,3 @@ export REFLEX_CHECK_LATEST_VERSION=false
 # compile every module it imports again. Importing the app took 5.1-6.4 CPU-s without them and
 # 2.9-3.2 with them on the 2-core test machine (`python -c "import agent_chat.agent_chat"`).
 unset PYTHONDONTWRITEBYTECODE
-export NPM_CONFIG_REGISTRY="${NPM_CONFIG_REGISTRY:-https://registry.npmjs.org/}"

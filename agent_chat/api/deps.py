@@ -3,20 +3,12 @@ looked up per request because the services start after the API is built."""
 
 from __future__ import annotations
 
-from typing import Annotated, Protocol
+from typing import Annotated
 
 from fastapi import Depends, Request
 
 from agent_chat.acting_user import Me, acting_user
-from agent_chat.config import Settings
-from agent_chat.runs.manager import RunManager
-from agent_chat.runs.storage import Storage
-
-
-class Backend(Protocol):
-    storage: Storage
-    runs: RunManager
-    settings: Settings
+from agent_chat.services.backend import Backend
 
 
 def backend(request: Request) -> Backend:

@@ -31,6 +31,7 @@ from agent_chat.db import api_reads, pauses, sessions
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
+from agent_chat.services.conversations import conversation_for
 from agent_chat.skills import list_skills
 from agent_chat.workspaces import remove_workspace, workspaces_root
 
@@ -44,10 +45,7 @@ def usable_skills(svc: Backend) -> list[str]:
 
 async def require_session(svc: Backend, session_id: str, me: int) -> ChatSession:
     """`me`'s conversation; 404 when it is missing or another person's (the same answer)."""
-    chat = await svc.storage.call(sessions.get_session, session_uuid=session_id, user_id=me)
-    if chat is None:
-        raise not_found(f"Session {session_id!r}")
-    return chat
+    return await conversation_for(svc, user_id=me, session_uuid=session_id)
 
 
 async def refuse_while_running(svc: Backend, session_uuid: str, me: int, action: str) -> None:

@@ -14,7 +14,7 @@ files (`/assets/...`, `*.js`, `*.css`, fonts, images), `/ping`, `/_health` and s
   form that makes the first administrator and signs them in (race-safe: two at once make
   one); once a user exists `/setup` is 404. `AGENT_CHAT_ADMIN_USER`/`_PASSWORD`, or an old
   install's `AGENT_CHAT_PASSWORD`, make that administrator at start instead
-  (`db/users.py:ensure_first_admin`, called by `services.start_services`).
+  (`db/users.py:ensure_first_admin`, called by `services/runtime.py:start_services`).
 - **Sign-in.** `/login` is a small self-contained page (username and password); its form
   posts to `/login`, scripts may post a form or JSON to `/api/login`. A right password makes
   a stored session (`auth_session`: only the SHA-256 of a random 32-byte token) and sets the

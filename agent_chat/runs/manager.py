@@ -70,7 +70,7 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
             bridges = BridgeSet([client])
         self.bridges = bridges  # every run goes to one of them and stays there
         self.client = bridges.first
-        # Polls every bridge's health once (services.py gives the watch's check): asked when
+        # Polls every bridge's health once (services/runtime.py gives the watch's check): asked when
         # no bridge is known healthy before a run is refused.
         self.recheck_bridges: Callable[[], Awaitable[Any]] | None = None
         self.bus: RunBus = bus or LocalRunBus()

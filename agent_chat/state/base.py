@@ -20,7 +20,7 @@ from agent_chat.db import auth_sessions
 from agent_chat.db.api_tokens import hash_token
 from agent_chat.db.auth_sessions import SignedIn
 from agent_chat.db.models import utcnow
-from agent_chat.services import Services, services
+from agent_chat.services.runtime import Services, services
 
 SIGNED_IN_CACHE_SECONDS = 5.0
 _signed_in_cache: dict[str, tuple[float, SignedIn | None]] = {}

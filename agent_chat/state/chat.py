@@ -25,6 +25,7 @@ from agent_chat.rows import (
 )
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused
+from agent_chat.services.conversations import ConversationNotFound, conversation_for
 from agent_chat.skills import list_skills
 from agent_chat.state.sidebar import SidebarState
 from agent_chat.usage import answer_usage, conversation_meter
@@ -124,10 +125,38 @@ class ChatState(SidebarState):
         await self._load_common()
         if not session_uuid:
             self._open_draft()
-        else:
-            self.not_found = not await self.reload_messages()
+        elif not await self.reload_messages():
+            self.forget_conversation()  # not the person's: nothing may act on its uuid
         if not self.not_found:
             await self._prepare_agent()
+
+    def forget_conversation(self) -> None:
+        """The shown uuid is not the acting person's conversation (another person's, gone,
+        or the tab now belongs to someone else): the tab keeps nothing of it, so no later
+        event (workspace, memory, share, queue) can act on it; the page says "not found"."""
+        self.current_uuid, self.not_found, self.title, self.has_earlier = "", True, "", False
+        self.editing_id = 0
+        self._set("messages", [])
+        self._set("queued", [])
+        self._set("context_meter", "")
+        self._set("context_percent", -1)
+
+    async def owned_uuid(self) -> str:
+        """The shown conversation's uuid if it is the acting person's now, else "" (and the
+        tab forgets it). Asked per event by every handler that reads the conversation
+        without a store function that checks the owner (its workspace files): a tab's state
+        outlives a sign-out and may be driven by raw websocket events."""
+        if not self.current_uuid:
+            return ""
+        me = await self.user_id_or_none()
+        try:
+            if me is None:
+                raise ConversationNotFound(self.current_uuid)
+            await conversation_for(self.svc(), user_id=me, session_uuid=self.current_uuid)
+        except ConversationNotFound:
+            self.forget_conversation()
+            return ""
+        return self.current_uuid
 
     def _open_draft(self) -> None:
         """A new conversation: empty, with the default choices, nothing stored yet."""

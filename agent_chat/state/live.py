@@ -97,7 +97,7 @@ class LiveState(ChatState):
         except RunRefused as exc:
             self.composer_error = str(exc)
             return None
-        if self.current_uuid and self.not_found:
+        if self.not_found:
             self.composer_error = "This conversation does not exist (it may have been deleted)."
             return None
         if self.current_uuid and await svc.runs.running_in(self.current_uuid, user_id=me):

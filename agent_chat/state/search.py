@@ -84,8 +84,11 @@ class SearchState(ChatState):
         self.shown_limit = max(PAGE_SIZE, opened.from_end)
         self.editing_id = 0
         scroll = rx.call_script(_SCROLL_JS % json.dumps(message_id))
-        if self.current_uuid == session_uuid:
+        # The hit's own conversation (checked as the person's), never the uuid the event
+        # named: a raw event could pair one's own message with another person's uuid.
+        url = routes.chat_url(opened.session_uuid)
+        if self.current_uuid == opened.session_uuid:
             await self.reload_messages()
             return scroll
-        self.current_uuid = session_uuid
+        self.current_uuid = opened.session_uuid
         return [rx.redirect(url), scroll]

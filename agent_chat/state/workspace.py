@@ -89,16 +89,17 @@ class WorkspaceState(ChatState):
     async def select_file(self, path: str):
         self.ws_selected = path
         self._ws_stamp = ""
-        await self._ws_load_preview()
+        await self._ws_load_preview(await self.owned_uuid())
 
     @rx.event
     def close_preview(self):
         self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
 
-    async def _ws_refresh(self, listing: Listing | None = None) -> None:
-        """Show a listing of the conversation's folder (`listing`, else made now in a
-        thread) and reload the preview if its file changed."""
-        session_uuid = self.current_uuid
+    async def _ws_refresh(self, owned: tuple[str, Listing] | None = None) -> None:
+        """Show a listing of the conversation's folder (`owned`: the uuid `owned_uuid`
+        gave and its listing, else both found now) and reload the preview if its file
+        changed. Another person's conversation lists nothing."""
+        session_uuid, listing = owned or (await self.owned_uuid(), None)
         if session_uuid != self._ws_uuid:  # another conversation: its own files
             self._ws_uuid = session_uuid
             self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
@@ -116,10 +117,14 @@ class WorkspaceState(ChatState):
         if self.ws_selected:
             entry = next((f for f in listing.files if f.path == self.ws_selected), None)
             if entry is None or stamp(entry) != self._ws_stamp:
-                await self._ws_load_preview()
+                await self._ws_load_preview(session_uuid)
 
-    async def _ws_load_preview(self) -> None:
-        path, session_uuid = self.ws_selected, self.current_uuid
+    async def _ws_load_preview(self, session_uuid: str) -> None:
+        """The selected file of `session_uuid`, which `owned_uuid` gave ("" reads nothing)."""
+        path = self.ws_selected
+        if not session_uuid:
+            self.ws_selected, self.ws_preview, self._ws_stamp = "", None, ""
+            return
         preview = await asyncio.to_thread(
             read_preview, workspaces_root(), session_uuid, path, PREVIEW_CAP
         )
@@ -150,7 +155,7 @@ class WorkspaceState(ChatState):
             async with self:
                 if self._ws_poller != poller or not self.ws_open:
                     return
-                session_uuid = self.current_uuid
+                session_uuid = await self.owned_uuid()  # per poll: the tab may change hands
             try:
                 listing = await asyncio.to_thread(_listing, session_uuid)
             except OSError:
@@ -160,4 +165,4 @@ class WorkspaceState(ChatState):
                 if self._ws_poller != poller or not self.ws_open:
                     return
                 if self.current_uuid == session_uuid:
-                    await self._ws_refresh(listing)
+                    await self._ws_refresh((session_uuid, listing))

@@ -25,7 +25,7 @@ from agent_chat.runs.bridge_watch import EMBEDDED_HINT
 from agent_chat.runs.client import BridgeClient, BridgeError
 from agent_chat.runs.consumer import BRIDGE_RESTARTED
 from agent_chat.runs.storage import Storage
-from agent_chat.services import start_services, stop_services
+from agent_chat.services.runtime import start_services, stop_services
 from tests.fakes.model_server import RunningFakeModel
 from tests.support import runs
 from tests.support.processes import ROOT

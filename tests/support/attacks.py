@@ -156,3 +156,38 @@ def wait_for_log(log: Path, text: str, timeout: float = 5) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.2)
+
+
+def drive_events(
+    url: str,
+    cookie: str,
+    pathname: str,
+    events: list[tuple[str, dict]],
+    quiet: float = 3.0,
+    timeout: float = 30,
+) -> str:
+    """Open the event websocket with `cookie` as a page of `pathname` would, send `events`
+    (full handler name, payload) one after the other, and return every frame the app sent
+    until it has been quiet for `quiet` seconds: what a person driving the page's socket by
+    hand (no page, no on_load) gets back."""
+    router = {"pathname": pathname, "asPath": pathname, "query": {}}
+    hydrate = f"{event_names()[0]}"
+    boot = {"event": {"name": hydrate, "payload": {}, "router_data": router}}
+    frames: list[str] = []
+    deadline = time.monotonic() + timeout
+    with connect(url, open_timeout=10, additional_headers=_cookie(cookie)) as client:
+        assert client.recv(timeout=10).startswith("0{"), "no Engine.IO open packet"
+        client.send(f"40{NAMESPACE},{json.dumps(boot)}")
+        for name, payload in events:
+            event = ["event", {"name": name, "payload": payload, "router_data": router}]
+            client.send(f"42{NAMESPACE},{json.dumps(event)}")
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                frame = client.recv(timeout=min(quiet, left))
+            except TimeoutError:
+                break
+            if frame == "2":  # Engine.IO ping
+                client.send("3")
+            else:
+                frames.append(frame)
+    return "\n".join(frames)
