@@ -21,6 +21,7 @@ from agent_chat.api.schemas import ErrorOut
 from agent_chat.db.errors import Forbidden, LastAdministrator, NotFound, ValidationFailed
 from agent_chat.runs.client import BridgeError, BridgeUnavailable
 from agent_chat.runs.manager import UnknownRun
+from agent_chat.services.errors import Busy
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,10 @@ def install(api: FastAPI) -> None:
     @api.exception_handler(UnknownRun)
     async def _unknown_run(_: Request, exc: UnknownRun) -> JSONResponse:
         return error_response(404, str(exc))
+
+    @api.exception_handler(Busy)
+    async def _busy(_: Request, exc: Busy) -> JSONResponse:
+        return error_response(409, str(exc))
 
     @api.exception_handler(Forbidden)
     async def _store_forbidden(_: Request, exc: Forbidden) -> JSONResponse:

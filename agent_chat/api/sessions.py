@@ -6,7 +6,6 @@ state/chat.py); a session's `{session_id}` is its UUID.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Literal
 
 from fastapi import APIRouter, Query, Response
@@ -31,9 +30,9 @@ from agent_chat.db import api_reads, pauses, sessions
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
-from agent_chat.services.conversations import conversation_for
+from agent_chat.services import conversations
+from agent_chat.services.conversations import conversation_for, delete_conversation
 from agent_chat.skills import list_skills
-from agent_chat.workspaces import remove_workspace, workspaces_root
 
 router = APIRouter(tags=["sessions"])
 MAX_PAGE = 200
@@ -49,10 +48,10 @@ async def require_session(svc: Backend, session_id: str, me: int) -> ChatSession
 
 
 async def refuse_while_running(svc: Backend, session_uuid: str, me: int, action: str) -> None:
-    if await svc.runs.running_in(session_uuid, user_id=me):
-        raise ApiError(
-            409, f"{action} is not possible while the agent is answering: stop the run or wait."
-        )
+    """409 (`Busy`) while a run of the conversation goes on."""
+    await conversations.refuse_while_running(
+        svc, user_id=me, session_uuid=session_uuid, action=action
+    )
 
 
 async def _session_out(svc: Backend, chat: ChatSession, me: int) -> SessionOut:
@@ -178,11 +177,8 @@ async def update_session(svc: Svc, me: Me, session_id: str, body: SessionPatch) 
     routes.API_SESSION, status_code=204, response_class=Response, responses=responses(404, 409)
 )
 async def delete_session(svc: Svc, me: Me, session_id: str) -> Response:
-    """Delete the session with its messages and logs."""
-    await require_session(svc, session_id, me)
-    await refuse_while_running(svc, session_id, me, "Deleting")
-    await svc.storage.call(sessions.delete_session, session_uuid=session_id, user_id=me)
-    await asyncio.to_thread(remove_workspace, workspaces_root(), session_id)  # its files too
+    """Delete the session with its messages, logs and workspace files."""
+    await delete_conversation(svc, user_id=me, session_uuid=session_id)
     return Response(status_code=204)
 
 

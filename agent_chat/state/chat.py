@@ -25,7 +25,9 @@ from agent_chat.rows import (
 )
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused
+from agent_chat.services import conversations
 from agent_chat.services.conversations import ConversationNotFound, conversation_for
+from agent_chat.services.errors import Busy
 from agent_chat.skills import list_skills
 from agent_chat.state.sidebar import SidebarState
 from agent_chat.usage import answer_usage, conversation_meter
@@ -270,13 +272,17 @@ class ChatState(SidebarState):
 
     async def refuse_while_running(self, action: str) -> bool:
         """Whether a run goes on in the shown conversation (on any worker): then says so."""
-        runs = self.svc().runs
-        if self.current_uuid and await runs.running_in(
-            self.current_uuid, user_id=await self.user_id()
-        ):
-            self.show_error(
-                f"{action} is not possible while the agent is answering: stop it or wait."
+        if not self.current_uuid:
+            return False
+        try:
+            await conversations.refuse_while_running(
+                self.svc(),
+                user_id=await self.user_id(),
+                session_uuid=self.current_uuid,
+                action=action,
             )
+        except Busy as exc:
+            self.show_error(str(exc))
             return True
         return False
 

@@ -4,8 +4,6 @@ commands: state/folders.py; search: state/search.py."""
 
 from __future__ import annotations
 
-import asyncio
-
 import reflex as rx
 
 from agent_chat import routes
@@ -14,8 +12,9 @@ from agent_chat.db.errors import StoreError
 from agent_chat.db.folders import sidebar_listing
 from agent_chat.db.models import ChatSession, SessionStatus
 from agent_chat.rows import FolderRow, SessionRow, session_row
+from agent_chat.services.conversations import delete_conversation
+from agent_chat.services.errors import Busy
 from agent_chat.state.base import AppState
-from agent_chat.workspaces import remove_workspace, workspaces_root
 
 PAGE_SIZE = 50
 
@@ -151,18 +150,15 @@ class SidebarState(AppState):
 
     @rx.event
     async def delete(self, session_uuid: str):
-        svc = self.svc()
-        me = await self.user_id()
-        mine = await svc.storage.call(sessions.get_session, session_uuid=session_uuid, user_id=me)
-        if mine is not None and await svc.runs.running_in(session_uuid, user_id=me):
-            self.show_error("This conversation is running: stop it before deleting it.")
-            return None
         try:
-            await svc.storage.call(sessions.delete_session, session_uuid=session_uuid, user_id=me)
+            await delete_conversation(
+                self.svc(), user_id=await self.user_id(), session_uuid=session_uuid
+            )
+        except Busy as exc:
+            self.show_error(str(exc))
+            return None
         except StoreError as exc:
             self.show_error(f"Could not delete: {exc}")
-        else:  # its files go with it
-            await asyncio.to_thread(remove_workspace, workspaces_root(), session_uuid)
         await self.refresh()
         if self.current_uuid == session_uuid:
             return rx.redirect(routes.INDEX)

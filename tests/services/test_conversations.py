@@ -40,3 +40,29 @@ async def test_only_the_owner_gets_the_conversation(
         missing.append(str(refused.value).replace(repr(asked), "<uuid>"))
     # One answer for all of them: nobody learns that a uuid is someone's.
     assert set(missing) == {"Conversation <uuid> does not exist."}
+
+
+async def test_delete_takes_the_owners_conversation_and_its_folder_only(
+    db_url: str, storage: Storage, user: int, other_user: int, tmp_path, monkeypatch
+) -> None:
+    from agent_chat.services.conversations import delete_conversation
+    from tests.support.runs import managers
+
+    monkeypatch.setenv("AGENT_CHAT_WORKSPACES_DIR", str(tmp_path / "workspaces"))
+    chat = await storage.call(sessions.create_session, user_id=user, title="Mine")
+    folder = tmp_path / "workspaces" / chat.session_uuid
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("kept until the owner deletes", encoding="utf-8")
+    async with managers(db_url, storage) as make:
+        svc = SimpleNamespace(storage=storage, runs=await make("http://127.0.0.1:9"))
+        with pytest.raises(ConversationNotFound):
+            await delete_conversation(svc, user_id=other_user, session_uuid=chat.session_uuid)
+        assert (folder / "notes.txt").exists()
+        assert await storage.call(
+            sessions.get_session, session_uuid=chat.session_uuid, user_id=user
+        )
+        # The owner, with the uuid in capitals as a typed URL may have it: row and folder go.
+        await delete_conversation(svc, user_id=user, session_uuid=chat.session_uuid.upper())
+    assert not folder.exists()
+    found = await storage.call(sessions.get_session, session_uuid=chat.session_uuid, user_id=user)
+    assert found is None
