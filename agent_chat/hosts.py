@@ -8,6 +8,8 @@ the app's own. Plain Python, shared by the app (auth/origins.py) and the bridge.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -15,12 +17,35 @@ from urllib.parse import urlsplit
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
+# A host name's labels (underscores too: container names have them), or an IPv4 address.
+_NAME = re.compile(
+    r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*"
+)
+
+
+def _port_ok(port: str) -> bool:
+    return port.isascii() and port.isdigit() and len(port) <= 5 and int(port) <= 65535
+
+
 def host_name(host_header: str) -> str:
-    """The name in a `Host` header, without port or IPv6 brackets, lower case."""
+    """The name in a `Host` header (`name[:port]`, `[IPv6][:port]`), without port or
+    brackets, lower case; "" when the header is not exactly that: userinfo, a path, junk
+    after the brackets (`[::1]evil.com`), a bare IPv6 address, a bad port, spaces inside."""
     value = host_header.strip().lower()
     if value.startswith("["):  # [::1]:3000
-        return value[1 : value.find("]")] if "]" in value else ""
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+        end = value.find("]")
+        inner, rest = value[1:end], value[end + 1 :]
+        if end < 0 or (rest and not (rest[0] == ":" and _port_ok(rest[1:]))):
+            return ""
+        try:
+            ipaddress.IPv6Address(inner)
+        except ValueError:
+            return ""
+        return inner
+    name, colon, port = value.partition(":")
+    if colon and not _port_ok(port):
+        return ""
+    return name if _NAME.fullmatch(name) else ""
 
 
 def _split(raw: str | None) -> list[str]:
@@ -29,12 +54,14 @@ def _split(raw: str | None) -> list[str]:
 
 def normalize_origin(origin: str) -> str | None:
     """`scheme://host[:port]` in lower case with default ports dropped; None if not one."""
-    parts = urlsplit(origin.strip())
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:  # e.g. an unclosed IPv6 bracket, a port that is not a number
+        return None
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
         return None
-    try:
-        port = parts.port
-    except ValueError:
+    if parts.query or parts.fragment or not host_name(parts.netloc):  # userinfo, junk
         return None
     default = {"http": 80, "https": 443}[parts.scheme]
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
@@ -71,6 +98,8 @@ class Allowed:
         if not host_header:
             return False
         name = host_name(host_header)
+        if not name:  # not a valid host at all: not even a configured "*" takes it
+            return False
         if name in LOOPBACK_HOSTS or name in self.hosts or "*" in self.hosts:
             return True
         return any(h.startswith("*.") and name.endswith(h[1:]) for h in self.hosts)

@@ -85,7 +85,16 @@ async def test_a_foreign_origin_is_refused_before_anything_runs(origin: str) -> 
 
 
 @pytest.mark.parametrize(
-    "host", ["attacker.example", "attacker.example:3000", "127.0.0.1.nip.io:3000", ""]
+    "host",
+    [
+        "attacker.example",
+        "attacker.example:3000",
+        "127.0.0.1.nip.io:3000",
+        "",
+        "[::1]evil.com",
+        "localhost@evil.com",
+        "127.0.0.1:3000/x",
+    ],
 )
 async def test_a_rebinding_host_is_refused(host: str) -> None:
     response = await _get(guarded(), "/", host=host)
@@ -171,9 +180,57 @@ def test_allow_lists_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         allowed_from_environment()
 
 
-def test_host_and_origin_parsing() -> None:
-    assert host_name("[::1]:3000") == "::1" and host_name("LOCALHOST") == "localhost"
-    assert host_name("127.0.0.1:3000") == "127.0.0.1"
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("[::1]:3000", "::1"),
+        ("[::1]", "::1"),
+        ("LOCALHOST", "localhost"),
+        ("127.0.0.1:3000", "127.0.0.1"),
+        (" localhost:80 ", "localhost"),
+        ("chat.example.com", "chat.example.com"),
+        ("agent_chat:3000", "agent_chat"),  # a container's name
+        ("xn--bcher-kva.example", "xn--bcher-kva.example"),
+        # Not a host: refused (""), whatever follows or precedes a loopback name.
+        ("[::1]evil.com", ""),
+        ("[::1]:3000evil.com", ""),
+        ("[::1", ""),
+        ("[evil.com]", ""),
+        ("::1", ""),  # IPv6 needs its brackets in a Host header
+        ("user@localhost", ""),
+        ("localhost@evil.com", ""),
+        ("localhost:3000/path", ""),
+        ("localhost:3000?x", ""),
+        ("localhost#frag", ""),
+        ("localhost:", ""),
+        ("localhost:99999", ""),
+        ("localhost:３０００", ""),  # full-width digits
+        ("127.0.0.1:3000:1", ""),
+        ("local host", ""),
+        ("localhost.", ""),
+        ("-evil.example", ""),
+        ("ünicode.example", ""),
+        ("", ""),
+    ],
+)
+def test_host_parsing_table(header: str, name: str) -> None:
+    assert host_name(header) == name
+    everyone = Allowed.from_lists(hosts=["*"])
+    assert everyone.host_ok(header) is bool(name)  # even "*" takes only a valid host
+
+
+def test_origin_parsing() -> None:
     assert normalize_origin("http://127.0.0.1:80") == "http://127.0.0.1"
-    assert normalize_origin("http://x.example/path") is None
-    assert normalize_origin("javascript:alert(1)") is None
+    assert normalize_origin("https://Chat.Example.com:443") == "https://chat.example.com"
+    assert normalize_origin("http://[::1]:3000") == "http://[::1]:3000"
+    for bad in (
+        "http://x.example/path",
+        "javascript:alert(1)",
+        "http://[::1]evil.com",
+        "http://[::1",
+        "http://user@localhost:3000",
+        "http://localhost:3000?x=1",
+        "http://localhost:3000#x",
+        "http://localhost:port",
+    ):
+        assert normalize_origin(bad) is None, bad
