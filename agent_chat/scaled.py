@@ -44,7 +44,7 @@ from agent_chat.data_servers import (
     start_redis,
     stop_group,
 )
-from agent_chat.supervisor import BridgeSupervisor, bridge_healthy
+from agent_chat.supervisor import BridgeSupervisor, bridge_healthy, bridge_refusal
 
 log = logging.getLogger("agent_chat.serve")
 # What the launcher decides itself, whatever the caller's environment says.
@@ -102,9 +102,12 @@ def bridge_command(port: int) -> list[str]:
     return [sys.executable, "-m", "agent_chat.bridge", "--host", "127.0.0.1", "--port", str(port)]
 
 
-def wait_bridge(port: int, process: subprocess.Popen, stopping: threading.Event | None) -> None:
-    """Until the bridge `process` answers on `port` (SystemExit if it exits, or after 120 s;
-    the caller stops it)."""
+def wait_bridge(
+    port: int, process: subprocess.Popen, stopping: threading.Event | None, token: str
+) -> None:
+    """Until the bridge `process` answers on `port` (SystemExit if it exits, or after 120 s,
+    or when what answers does not hold `token`: a server that had the port first; the
+    caller stops it)."""
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     with httpx.Client() as http:
@@ -116,6 +119,9 @@ def wait_bridge(port: int, process: subprocess.Popen, stopping: threading.Event 
             if time.monotonic() > deadline:
                 raise SystemExit(f"the bridge did not answer at {url} within 120 s")
             time.sleep(0.3)
+    refusal = bridge_refusal(url, token)
+    if refusal and not (stopping is not None and stopping.is_set()):
+        raise SystemExit(f"something else answers at {url}: {refusal}")
     log.info("bridge ready at %s (pid %d)", url, process.pid)
 
 
@@ -124,7 +130,7 @@ def spawn_bridge(port: int, env: dict[str, str]) -> subprocess.Popen:
     supervisor starts when one exits)."""
     process = spawn(bridge_command(port), None, env=env, cwd=str(PROJECT_ROOT))
     try:
-        wait_bridge(port, process, None)
+        wait_bridge(port, process, None, env["AGENT_CHAT_BRIDGE_TOKEN"])
     except SystemExit:
         stop_group(process, signal.SIGTERM, 10)
         raise
@@ -207,7 +213,7 @@ def run(args: argparse.Namespace, app_host: str) -> int:
         log.info("web app: %d workers on :%d, bridges %s", args.web_workers, args.port, urls)
         scaled.app = spawn(app_command(args.port, app_host), None, env=env, cwd=root)
         for port, process in starting:
-            wait_bridge(port, process, stopping)
+            wait_bridge(port, process, stopping, env["AGENT_CHAT_BRIDGE_TOKEN"])
             if stopping.is_set():
                 break
             supervisor = BridgeSupervisor(lambda port=port: spawn_bridge(port, bridge_env))

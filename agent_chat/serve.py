@@ -23,7 +23,7 @@ import httpx
 
 from agent_chat.config import PROJECT_ROOT, Settings, load_settings
 from agent_chat.db import users
-from agent_chat.supervisor import BridgeSupervisor, bridge_healthy
+from agent_chat.supervisor import BridgeSupervisor, bridge_healthy, bridge_refusal
 from agent_chat.tool_profiles import exposure_problem
 
 log = logging.getLogger("agent_chat.serve")
@@ -40,23 +40,14 @@ def bridge_token(environ: MutableMapping[str, str]) -> str:
     return token
 
 
-def bridge_accepts(url: str, token: str) -> bool:
-    """Whether the bridge at `url` takes this token (an authenticated call that is not 401)."""
-    try:
-        response = httpx.get(
-            f"{url}/runs/-", headers={"Authorization": f"Bearer {token}"}, timeout=2
-        )
-    except httpx.HTTPError:
-        return False
-    return response.status_code != 401
-
-
 def start_bridge(url: str) -> subprocess.Popen | None:
-    """Start a bridge on the host/port of `url`; None if one is already answering there."""
+    """Start a bridge on the host/port of `url`; None if our bridge already answers there
+    (one that holds the token: another app's or a stranger's is refused)."""
     if bridge_healthy(url):
-        if not bridge_accepts(url, os.environ["AGENT_CHAT_BRIDGE_TOKEN"]):
+        refusal = bridge_refusal(url, os.environ["AGENT_CHAT_BRIDGE_TOKEN"])
+        if refusal:
             raise SystemExit(
-                f"a bridge already runs at {url} with another token: stop it, or start this "
+                f"something already answers at {url}, but {refusal}: stop it, or start this "
                 "app with AGENT_CHAT_BRIDGE_TOKEN set to the token that bridge was given"
             )
         log.info("using the bridge already running at %s (not supervised here)", url)
@@ -78,6 +69,11 @@ def spawn_bridge(url: str) -> subprocess.Popen:
                     f"the bridge exited with code {process.returncode}; see its output above"
                 )
             if bridge_healthy(url, http):
+                # What answers may be a server that held the port before ours could bind it.
+                refusal = bridge_refusal(url, os.environ["AGENT_CHAT_BRIDGE_TOKEN"])
+                if refusal:
+                    stop(process)
+                    raise SystemExit(f"something else answers at {url}: {refusal}")
                 log.info("bridge ready at %s (pid %d)", url, process.pid)
                 return process
             time.sleep(0.5)

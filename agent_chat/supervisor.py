@@ -11,12 +11,15 @@ are gone with the process); the page's banner clears by itself once the new brid
 from __future__ import annotations
 
 import logging
+import secrets
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 
 import httpx
+
+from agent_chat.protocol.bridge_auth import proof_ok
 
 log = logging.getLogger("agent_chat.serve")
 
@@ -30,6 +33,28 @@ def bridge_healthy(url: str, http: httpx.Client | None = None) -> bool:
         return get(f"{url}/health", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def bridge_refusal(url: str, token: str) -> str | None:
+    """Why the server answering at `url` is not a bridge to trust with `token` (None: it
+    is): it must refuse a call without a token (401), prove it holds this token without
+    being sent it (`GET /token-proof`, protocol/bridge_auth.py), and only then take it
+    (200). Whatever else listens on the port never receives the token."""
+    try:
+        with httpx.Client(timeout=2) as http:
+            if http.get(f"{url}/auth").status_code != 401:
+                return "it answers without a token"
+            nonce = secrets.token_hex(32)
+            answer = http.get(f"{url}/token-proof", params={"nonce": nonce})
+            proof = answer.json().get("proof") if answer.status_code == 200 else None
+            if not proof_ok(token, nonce, proof):
+                return "it does not hold this app's token"
+            bearer = {"Authorization": f"Bearer {token}"}
+            if http.get(f"{url}/auth", headers=bearer).status_code != 200:
+                return "it refuses this app's token"
+    except (httpx.HTTPError, ValueError, AttributeError):  # no answer, or not JSON / an object
+        return "it does not answer as a bridge"
+    return None
 
 
 class BridgeSupervisor:

@@ -11,8 +11,21 @@ from agent_chat.bridge.app import create_app
 from agent_chat.bridge.console import NoHealthPolls, QuietHermes
 from agent_chat.bridge.malloc import limit_arenas
 from agent_chat.bridge.settings import load_bridge_settings
+from agent_chat.hosts import LOOPBACK_HOSTS
 
 OWN = ("agent_chat", "uvicorn", "__main__")  # loggers whose INFO lines stay
+
+
+def token_refusal(host: str, token: str | None) -> str | None:
+    """Why the bridge may not listen on `host`: without a token only loopback, where no
+    other machine reaches it (anyone who reaches a bridge without one runs agents with the
+    app's model keys, reads people's memory and allows commands)."""
+    if token or host in LOOPBACK_HOSTS:
+        return None
+    return (
+        f"the bridge would listen on {host} without a token: set AGENT_CHAT_BRIDGE_TOKEN "
+        "(the same value for the app), or listen on 127.0.0.1"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,11 +43,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     for handler in logging.getLogger().handlers:
         handler.addFilter(QuietHermes(OWN))
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not settings.token:
-        logging.getLogger(__name__).warning(
-            "bridge listens on %s without AGENT_CHAT_BRIDGE_TOKEN: anyone who can reach it can run agents",
-            args.host,
-        )
+    refusal = token_refusal(args.host, settings.token)
+    if refusal:
+        raise SystemExit(refusal)
     logging.getLogger("uvicorn.access").addFilter(NoHealthPolls())
     app = create_app(settings)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower())

@@ -35,6 +35,7 @@ from agent_chat.bridge.schemas import (
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
 from agent_chat.bridge.warm_up import warm_up
 from agent_chat.hosts import Allowed
+from agent_chat.protocol.bridge_auth import NONCE, token_proof
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +162,19 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         }
 
     authed = [Depends(require_token)]
+
+    @app.get("/auth", dependencies=authed)
+    def auth() -> dict[str, bool]:
+        """200 with the token, 401 without: what a launcher checks before adopting a bridge."""
+        return {"ok": True}
+
+    @app.get("/token-proof")
+    def proof(nonce: str = Query(pattern=NONCE.pattern)) -> dict[str, str]:
+        """That this bridge holds the token, proved without anyone sending it
+        (protocol/bridge_auth.py); 404 for a bridge without a token."""
+        if settings.token is None:
+            raise HTTPException(status_code=404, detail="This bridge has no token.")
+        return {"proof": token_proof(settings.token, nonce)}
 
     @app.post("/runs", status_code=201, dependencies=authed)
     def start_run(body: StartRunRequest) -> dict[str, str]:

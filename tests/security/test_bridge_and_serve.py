@@ -3,11 +3,25 @@ knows unless the operator set one."""
 
 from __future__ import annotations
 
-import httpx
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
 
+import httpx
+import pytest
+import uvicorn
+
+from agent_chat.bridge.__main__ import token_refusal
 from agent_chat.bridge.app import create_app
 from agent_chat.bridge.settings import BridgeSettings
-from agent_chat.serve import bridge_token
+from agent_chat.protocol.bridge_auth import proof_ok
+from agent_chat.serve import bridge_token, start_bridge
+from agent_chat.supervisor import bridge_refusal
+from tests.fakes.model_server import free_port
 
 
 async def _bridge_get(app, path: str, **headers) -> httpx.Response:
@@ -45,3 +59,121 @@ def test_serve_makes_a_random_token_unless_one_is_set() -> None:
     assert len(first) >= 40 and environ["AGENT_CHAT_BRIDGE_TOKEN"] == first
     assert bridge_token({}) != first
     assert bridge_token({"AGENT_CHAT_BRIDGE_TOKEN": "mine"}) == "mine"
+
+
+# ---- a bridge without a token listens on loopback only (issue 43 §3) ----------------------
+
+
+def test_the_bridge_refuses_to_listen_beyond_loopback_without_a_token(tmp_path) -> None:
+    assert token_refusal("127.0.0.1", None) is None and token_refusal("::1", None) is None
+    assert token_refusal("0.0.0.0", "s3cret") is None
+    assert "AGENT_CHAT_BRIDGE_TOKEN" in (token_refusal("0.0.0.0", None) or "")
+    # The real entry point: it exits with the sentence before it listens.
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_CHAT_BRIDGE_TOKEN"}
+    env["HERMES_HOME"] = str(tmp_path / "hermes")
+    port = free_port()
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_chat.bridge", "--host", "0.0.0.0", "--port", str(port)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "without a token: set AGENT_CHAT_BRIDGE_TOKEN" in done.stderr
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+
+
+async def test_the_bridge_proves_its_token_without_receiving_it(tmp_path) -> None:
+    app = create_app(BridgeSettings(hermes_home=tmp_path / "hermes", token="s3cret"))
+    assert (await _bridge_get(app, "/auth")).status_code == 401
+    assert (await _bridge_get(app, "/auth", authorization="Bearer s3cret")).status_code == 200
+    nonce = "ab" * 16
+    proof = (await _bridge_get(app, f"/token-proof?nonce={nonce}")).json()["proof"]
+    assert proof_ok("s3cret", nonce, proof) and not proof_ok("other", nonce, proof)
+    assert "s3cret" not in proof
+    assert (await _bridge_get(app, "/token-proof?nonce=short")).status_code == 422
+    tokenless = create_app(BridgeSettings(hermes_home=tmp_path / "hermes2"))
+    assert (await _bridge_get(tokenless, f"/token-proof?nonce={nonce}")).status_code == 404
+
+
+class _Stranger:
+    """A server on the bridge's port that is not our bridge: it answers every GET with
+    `answer(path)` and keeps every Authorization header it is sent."""
+
+    def __init__(self, answer) -> None:
+        self.authorizations: list[str] = []
+        seen, reply = self.authorizations, answer
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.headers.get("Authorization"):
+                    seen.append(self.headers["Authorization"])
+                status, body = reply(self.path)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _all_ok(path: str) -> tuple[int, dict]:
+    return 200, {"status": "ok", "ok": True}
+
+
+def _mimic(path: str) -> tuple[int, dict]:
+    # Looks like a bridge from outside: health, 401 without a token, a made-up proof.
+    if path.startswith("/auth"):
+        return 401, {"detail": "Missing or wrong bearer token."}
+    if path.startswith("/token-proof"):
+        return 200, {"proof": "0" * 64}
+    return 200, {"status": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [(_all_ok, "answers without a token"), (_mimic, "does not hold this app's token")],
+)
+def test_the_launcher_never_gives_the_token_to_a_stranger_on_the_port(
+    monkeypatch: pytest.MonkeyPatch, answer, reason: str
+) -> None:
+    monkeypatch.setenv("AGENT_CHAT_BRIDGE_TOKEN", "the-apps-own-token")
+    stranger = _Stranger(answer)
+    try:
+        with pytest.raises(SystemExit, match=reason):
+            start_bridge(stranger.url)
+    finally:
+        stranger.close()
+    assert stranger.authorizations == []  # never sent, in any header
+
+
+def test_the_launcher_adopts_a_bridge_that_holds_its_token(tmp_path) -> None:
+    app = create_app(BridgeSettings(hermes_home=tmp_path / "hermes", token="s3cret"))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, port=port, lifespan="off", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            if server.started:
+                break
+            time.sleep(0.05)
+        assert bridge_refusal(url, "s3cret") is None
+        assert bridge_refusal(url, "another app's token") == "it does not hold this app's token"
+    finally:
+        server.should_exit = True
+        thread.join(10)
