@@ -2,14 +2,15 @@
 
 Rules: when any model exists exactly one is the default. The first model becomes the default,
 making a model the default unsets the others, and deleting the default promotes the oldest
-remaining model.
+remaining model. A stored API key belongs to its base URL: changing the URL without giving a
+key clears it (`update_model`), so a key is never sent to an address it was not given for.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import ParseResult, urlparse
 
 from sqlalchemy import update
 from sqlmodel import Session, col, select
@@ -40,11 +41,50 @@ def _check_prices(errors: dict[str, str], prices: dict[str, Any]) -> None:
             errors[field] = "A price is a number of dollars per million tokens, 0 or more."
 
 
+def _endpoint(url: str) -> tuple[object, ...]:
+    """What must match for two base URLs to be one address: scheme and host in any case, the
+    default port written or not, the path with or without trailing slashes. Anything else that
+    differs (host, port, path, query, user info, percent-encoding) is another address."""
+    url = url.strip()
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    try:
+        port = parsed.port
+    except ValueError:  # a bad port: compare the text (validation refuses such a URL anyway)
+        return (url,)
+    if port == {"http": 80, "https": 443}.get(scheme):
+        port = None
+    return (
+        scheme,
+        parsed.username,
+        parsed.password,
+        parsed.hostname or "",
+        port,
+        parsed.path.rstrip("/"),
+        parsed.params,
+        parsed.query,
+        parsed.fragment,
+    )
+
+
+def same_base_url(a: str, b: str) -> bool:
+    """Whether two base URLs are the same address (see `_endpoint`), so a stored key may go to
+    `b` when it was given for `a`."""
+    return _endpoint(a) == _endpoint(b)
+
+
 def _require(session: Session, model_id: int) -> ModelConfig:
     model = session.get(ModelConfig, model_id)
     if model is None:
         raise NotFound(f"Model {model_id} does not exist")
     return model
+
+
+def _port_ok(parsed: ParseResult) -> bool:
+    try:
+        return parsed.port != 0  # urlparse refuses the rest: not a number, out of range
+    except ValueError:
+        return False
 
 
 def _validate(
@@ -69,6 +109,8 @@ def _validate(
     parsed = urlparse(base_url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         errors["base_url"] = "The base URL must be an http:// or https:// URL with a host."
+    elif not _port_ok(parsed):
+        errors["base_url"] = "The base URL's port must be a number from 1 to 65535."
     if not model_name:
         errors["model_name"] = "A model name is required."
     if context_length is not None and (
@@ -134,7 +176,9 @@ def create_model(
 
 
 def update_model(*, session: Session, model_id: int, **fields: Any) -> ModelConfig:
-    """Change some fields. `api_key=None` keeps the key, `api_key=""` clears it.
+    """Change some fields. `api_key=None` keeps the key, `api_key=""` clears it, and a new
+    `base_url` (not `same_base_url` as the stored one) without a new key clears it too: whoever
+    can edit a model must not be able to send its stored key to an address of their choosing.
 
     `is_default=True` makes this the default; `is_default=False` is ignored, because the
     default changes only by choosing another model (there is always one).
@@ -160,12 +204,18 @@ def update_model(*, session: Session, model_id: int, **fields: Any) -> ModelConf
         own_id=model.id,
         prices=prices,
     )
+    moved = not same_base_url(model.base_url, base_url)
     model.name, model.base_url, model.model_name = name, base_url, model_name
     model.context_length = context_length
     model.price_input, model.price_output = prices["price_input"], prices["price_output"]
     api_key = fields.get("api_key")
     if api_key is not None:
         model.api_key = api_key or None
+    elif moved and model.api_key:
+        model.api_key = None
+        log.info(
+            "Model %s: base URL changed without a new key; the stored key was removed", model_id
+        )
     session.add(model)
     if fields.get("is_default"):
         _make_default(session, model)

@@ -13,7 +13,7 @@ from agent_chat.components.settings_nav import settings_nav
 from agent_chat.components.settings_sections import always_allowed_section, notifications_section
 from agent_chat.components.share import shared_links_section
 from agent_chat.rows import ModelRow
-from agent_chat.state.models import API_KEY_INPUT_ID, ModelsState
+from agent_chat.state.models import API_KEY_INPUT_ID, KEY_NOT_SENT, ModelsState
 
 # The prerendered page shows the form before its scripts run; what is typed then never
 # reaches the state (the save would say "A name is required." under a filled name), so
@@ -155,7 +155,16 @@ def _form() -> rx.Component:
                 hint=rx.cond(
                     ModelsState.editing_id == 0,
                     "Optional for local servers",
-                    "Leave empty to keep the stored key",
+                    rx.cond(ModelsState.url_moved, "", "Leave empty to keep the stored key"),
+                ),
+            ),
+            rx.cond(
+                ModelsState.url_moved,
+                rx.text(
+                    KEY_NOT_SENT,
+                    size="1",
+                    color_scheme="amber",
+                    custom_attrs=tid("model-api-key-notice"),
                 ),
             ),
             _field(

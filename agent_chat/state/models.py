@@ -4,6 +4,10 @@ Administrators only: every handler that changes or probes a model asks the datab
 sent the event (`signed_in_admin`) and refuses anyone else with the banner; members get the
 read-only list (`can_manage` only decides what the page shows). Choosing a model for a
 conversation (the composer) is not here and stays open to everyone.
+
+A stored API key stays with its base URL: editing the URL clears the key on save unless a new
+one is typed (`model_configs.update_model`), the form says so under the key field, and the
+test button sends the stored key only to the stored URL.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from agent_chat.state.base import AppState
 FIELDS = ("name", "base_url", "model_name", "context_length", "price_input", "price_output")
 API_KEY_INPUT_ID = "model-api-key-input"
 ADMINS_ONLY = "Only an administrator can add, change, test or delete models."
+KEY_NOT_SENT = (
+    "The base URL changed: enter the API key again; the stored key is not sent to a new address."
+)
 
 
 class ModelsState(AppState):
@@ -32,6 +39,7 @@ class ModelsState(AppState):
     test_result: str = ""
     test_ok: bool = False
     testing: bool = False
+    url_moved: bool = False  # the form's base URL is not the edited model's, which has a key
     can_manage: bool = False  # what the page shows; every change is checked on the server
 
     async def _admin(self) -> bool:
@@ -45,6 +53,14 @@ class ModelsState(AppState):
     async def _reload(self) -> None:
         models = await self.svc().storage.call(model_configs.list_models)
         self.models = [model_row(m) for m in models]
+        self._track_url()
+
+    def _track_url(self) -> None:
+        row = next((m for m in self.models if m["id"] == self.editing_id), None)
+        typed = str(self.form.get("base_url") or "")
+        self.url_moved = bool(
+            row and row["has_key"] and not model_configs.same_base_url(row["base_url"], typed)
+        )
 
     @rx.event
     async def load(self) -> None:
@@ -69,12 +85,15 @@ class ModelsState(AppState):
         # The stored API key is never sent back: an empty field keeps it.
         self.form = {f: str(row[f]) if row and f in row else "" for f in FIELDS}
         self.form_default = bool(row and row["is_default"])
+        self._track_url()
         return rx.set_value(API_KEY_INPUT_ID, "")
 
     @rx.event
     def set_field(self, name: str, value: str) -> None:
         self.form = {**self.form, name: value}
         self.field_errors = {k: v for k, v in self.field_errors.items() if k != name}
+        if name == "base_url":
+            self._track_url()
 
     @rx.event
     def set_form_default(self, value: bool) -> None:
@@ -119,14 +138,21 @@ class ModelsState(AppState):
         try:
             fields = self._fields(form)
             if self.editing_id:
-                # An empty key field on edit keeps the stored key (it is never sent back).
-                await storage.call(
+                # An empty key field on edit keeps the stored key (it is never sent back),
+                # unless the base URL changed: then the store clears it.
+                before = await storage.call(model_configs.get_model, model_id=self.editing_id)
+                after = await storage.call(
                     model_configs.update_model,
                     model_id=self.editing_id,
                     api_key=api_key or None,
                     **fields,
                 )
                 self.form_message = f"Saved {fields['name']}."
+                if before and before.api_key and not after.api_key and not api_key:
+                    self.form_message += (
+                        " Its base URL changed, so the stored API key was removed: enter it "
+                        "again if the endpoint needs one."
+                    )
             else:
                 await storage.call(model_configs.create_model, api_key=api_key or None, **fields)
                 self.edit(0)
@@ -161,21 +187,27 @@ class ModelsState(AppState):
 
     @rx.event
     async def test(self):
-        """Check the endpoint in the form (or the stored key when the field is empty)."""
+        """Check the endpoint in the form with the typed key, or with the stored key when the
+        field is empty and the form's base URL is the stored one (never another address)."""
         if not await self._admin():
             return
         self.testing, self.test_result = True, ""
         yield
         form_values = self.form
-        api_key = self._api_key
+        base_url = str(form_values.get("base_url") or "").strip()
+        api_key, note = self._api_key, ""
         if not api_key and self.editing_id:
             stored = await self.svc().storage.call(
                 model_configs.get_model, model_id=self.editing_id
             )
-            api_key = (stored.api_key if stored else None) or ""
+            if stored and stored.api_key:
+                if model_configs.same_base_url(stored.base_url, base_url):
+                    api_key = stored.api_key
+                else:
+                    note = " (Tested without the stored API key: the base URL changed.)"
         ok, message = await probe_model(
-            base_url=str(form_values.get("base_url") or "").strip(),
+            base_url=base_url,
             model_name=str(form_values.get("model_name") or "").strip(),
             api_key=api_key,
         )
-        self.testing, self.test_ok, self.test_result = False, ok, message
+        self.testing, self.test_ok, self.test_result = False, ok, message + note

@@ -16,6 +16,7 @@ from agent_chat.db.model_configs import (
     get_default_model,
     get_model,
     list_models,
+    same_base_url,
     set_default_model,
     update_model,
 )
@@ -83,6 +84,9 @@ def test_deleting_the_last_model_leaves_no_default(session: Session) -> None:
         ({"base_url": "ftp://host/v1"}, "base_url"),
         ({"base_url": "localhost:8000"}, "base_url"),
         ({"base_url": "http://"}, "base_url"),
+        ({"base_url": "http://host:99999/v1"}, "base_url"),
+        ({"base_url": "http://host:port/v1"}, "base_url"),
+        ({"base_url": "http://host:0/v1"}, "base_url"),
         ({"model_name": ""}, "model_name"),
         ({"context_length": 0}, "context_length"),
         ({"context_length": -5}, "context_length"),
@@ -125,6 +129,86 @@ def test_update_model_changes_fields_and_api_key_rules(session: Session) -> None
         update_model(session=session, model_id=999_999, name="x")
     with pytest.raises(TypeError):
         update_model(session=session, model_id=model.id, colour="red")
+
+
+# A key belongs to the address it was given for: an administrator's session must not be able
+# to point a model at another server and have the stored key sent there (issue 43 §4).
+OLD_URL = "https://api.example.com/v1"
+
+
+def test_changing_the_base_url_clears_the_stored_key(session: Session) -> None:
+    model = _model(session, "m", base_url=OLD_URL, api_key="sk-old")
+    update_model(session=session, model_id=model.id, base_url="http://10.0.0.7:8080/v1")
+    assert (model.base_url, model.api_key) == ("http://10.0.0.7:8080/v1", None)
+    stored = get_model(session=session, model_id=model.id)
+    assert stored.api_key is None
+
+
+def test_an_explicit_api_key_none_does_not_keep_the_key_for_a_new_url(session: Session) -> None:
+    model = _model(session, "m", base_url=OLD_URL, api_key="sk-old")
+    update_model(session=session, model_id=model.id, base_url="https://evil.test/v1", api_key=None)
+    assert model.api_key is None
+
+
+def test_changing_the_base_url_with_a_new_key_keeps_the_new_key(session: Session) -> None:
+    model = _model(session, "m", base_url=OLD_URL, api_key="sk-old")
+    update_model(
+        session=session,
+        model_id=model.id,
+        base_url="https://other.example.com/v1",
+        api_key="sk-new",
+    )
+    assert (model.base_url, model.api_key) == ("https://other.example.com/v1", "sk-new")
+
+
+def test_the_same_base_url_keeps_the_key(session: Session) -> None:
+    model = _model(session, "m", base_url=OLD_URL, api_key="sk-old")
+    update_model(session=session, model_id=model.id, base_url=OLD_URL, name="renamed")
+    update_model(session=session, model_id=model.id, model_name="other-model")
+    assert (model.name, model.api_key) == ("renamed", "sk-old")
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "  https://api.example.com/v1  ",  # whitespace around it
+        "https://api.example.com/v1/",  # a trailing slash
+        "https://api.example.com/v1//",
+        "HTTPS://API.Example.COM/v1",  # scheme and host are case-insensitive
+        "https://api.example.com:443/v1",  # the default port written out
+    ],
+)
+def test_another_spelling_of_the_same_url_keeps_the_key(session: Session, spelling: str) -> None:
+    model = _model(session, "m", base_url=OLD_URL, api_key="sk-old")
+    update_model(session=session, model_id=model.id, base_url=spelling)
+    assert model.api_key == "sk-old"
+    assert model.base_url == spelling.strip()  # stored as typed (stripped), only compared loosely
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "http://api.example.com/v1",  # another scheme: the key would travel in clear
+        "https://api.example.com:8443/v1",  # another port
+        "https://api.example.com.evil.test/v1",  # another host
+        "https://api.example.com/V1",  # paths are case-sensitive
+        "https://api.example.com/v2",
+        "https://api.example.com/v1?to=elsewhere",
+        "https://user@api.example.com/v1",  # user info goes to the server too
+    ],
+)
+def test_another_address_clears_the_key(session: Session, other: str) -> None:
+    assert not same_base_url(OLD_URL, other)
+    model = _model(session, "m", base_url=OLD_URL, api_key="sk-old")
+    update_model(session=session, model_id=model.id, base_url=other)
+    assert model.api_key is None
+
+
+def test_a_refused_url_change_keeps_url_and_key(session: Session) -> None:
+    model = _model(session, "m", base_url=OLD_URL, api_key="sk-old")
+    with pytest.raises(ValidationFailed):
+        update_model(session=session, model_id=model.id, base_url="ftp://elsewhere/v1")
+    assert (model.base_url, model.api_key) == (OLD_URL, "sk-old")
 
 
 def test_update_model_is_default_true_moves_the_default_false_is_ignored(

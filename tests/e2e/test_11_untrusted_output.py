@@ -1,13 +1,18 @@
 """Agent output is untrusted: no script runs, no dialog opens, no image loads by itself, and
-API keys never reach the browser or the logs (issue 7 §4, §5)."""
+API keys never reach the browser or the logs (issue 7 §4, §5), nor an address they were not
+given for (issue 43 §4)."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from agent_chat.state.models import KEY_NOT_SENT
 from tests.support.browser import new_chat, send
 from tests.support.stack import Stack, ensure_fake_model
 
@@ -92,3 +97,94 @@ def test_api_keys_never_reach_the_browser_or_the_logs(page: Page, stack: Stack) 
     assert secret not in exported
     for log in ("app.log", "bridge.log"):
         assert secret not in (stack.tmp / log).read_text(errors="replace")
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[tuple[str, list[str]]]:
+    """(a base URL, the Authorization headers it received): another address an administrator
+    might point a model at. It refuses every request as an OpenAI endpoint without a key would."""
+    received: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            received.append(self.headers.get("Authorization") or "")
+            body = b'{"error": {"message": "Missing or wrong API key."}}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", received
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _stored_key(stack: Stack, name: str) -> str | None:
+    from agent_chat.db import model_configs
+    from agent_chat.db.engine import make_engine, open_session
+
+    engine = make_engine(stack.db_url)
+    try:
+        with open_session(engine) as session:
+            models = model_configs.list_models(session=session)
+            return next(m.api_key for m in models if m.name == name)
+    finally:
+        engine.dispose()
+
+
+def test_a_stored_key_never_goes_to_a_changed_base_url(
+    page: Page, stack: Stack, elsewhere: tuple[str, list[str]]
+) -> None:
+    other_url, received = elsewhere
+    secret = "sk-e2e-key-for-the-first-address-42"
+    page.goto(f"{stack.url}/settings/models")
+    page.get_by_test_id("model-name").fill("Moving model")
+    page.get_by_test_id("model-base-url").fill(stack.fake.base_url)
+    page.get_by_test_id("model-id").fill("fake-model")
+    page.get_by_test_id("model-api-key").fill(secret)
+    page.get_by_test_id("model-save").click()
+    card = page.get_by_test_id("model-card").filter(has_text="Moving model")
+    expect(card).to_have_count(1)
+    card.get_by_role("button", name="Edit").click()
+    notice = page.get_by_test_id("model-api-key-notice")
+    expect(notice).to_have_count(0)
+
+    base_url = page.get_by_test_id("model-base-url")
+    base_url.fill(other_url)
+    expect(notice).to_have_text(KEY_NOT_SENT)
+    page.get_by_test_id("model-test").click()
+    result = page.get_by_test_id("model-test-result")
+    expect(result).to_contain_text("refused the API key (HTTP 401)")
+    expect(result).to_contain_text("Tested without the stored API key")
+    assert received == [""]  # asked, without any key
+
+    # A key typed in the form is the one tested against the new address.
+    page.get_by_test_id("model-api-key").fill("sk-typed-for-the-new-address")
+    page.get_by_test_id("model-test").click()
+    expect(result).to_have_text("The model endpoint refused the API key (HTTP 401).")
+    assert received[-1] == "Bearer sk-typed-for-the-new-address"
+
+    # Only a trailing slash away from the stored URL is the same address.
+    base_url.fill(stack.fake.base_url + "/")
+    expect(notice).to_have_count(0)
+
+    # Saved with a new URL and no key: the stored key is gone.
+    base_url.fill(other_url)
+    page.get_by_test_id("model-api-key").fill("")
+    page.get_by_test_id("model-save").click()
+    expect(page.get_by_test_id("model-form-message")).to_contain_text(
+        "the stored API key was removed"
+    )
+    expect(notice).to_have_count(0)
+    assert _stored_key(stack, "Moving model") is None
+    assert not [header for header in received if secret in header]
