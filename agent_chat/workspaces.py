@@ -24,6 +24,11 @@ DEFAULT_ROOT = PROJECT_ROOT / "data" / "workspaces"
 _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
+# Below the root, beside the conversations' folders: each conversation's sandbox home
+# (bridge/sandbox.py), never listed as a conversation (not a uuid).
+SANDBOX_DIR = ".sandbox"
+
+
 def workspaces_root(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     raw = env.get("AGENT_CHAT_WORKSPACES_DIR", "").strip()
@@ -44,18 +49,24 @@ def ensure_workspace(root: Path, session_uuid: str) -> Path:
 
 
 def remove_workspace(root: Path, session_uuid: str) -> bool:
-    """Delete a deleted conversation's folder and everything in it (False if it had none).
-    A symlinked folder is unlinked, never followed."""
+    """Delete a deleted conversation's folder and everything in it, and its commands'
+    sandbox home (`SANDBOX_DIR`); False if it had no folder. A symlink is unlinked, never
+    followed."""
     try:
         folder = workspace_dir(root, session_uuid)
     except ValueError:
         return False
-    if folder.is_symlink():
-        folder.unlink()
+    _remove(root / SANDBOX_DIR / folder.name)
+    return _remove(folder)
+
+
+def _remove(path: Path) -> bool:
+    if path.is_symlink():
+        path.unlink()
         return True
-    if not folder.is_dir():
+    if not path.is_dir():
         return False
-    shutil.rmtree(folder)
+    shutil.rmtree(path)
     return True
 
 

@@ -78,6 +78,21 @@ if [ ! -d .web ]; then
     { echo "$out" >&2; exit 1; }
 fi
 
+# bubblewrap isolates the Workspace profile's commands (agent_chat/bridge/sandbox.py): the
+# app and the suite both want it; without root or sudo it is only said.
+if ! command -v bwrap >/dev/null; then
+  if command -v apt-get >/dev/null && { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then
+    echo "setup: installing Debian's bubblewrap (the sandbox of Workspace commands)"
+    sudo_cmd=""
+    [ "$(id -u)" = 0 ] || sudo_cmd=sudo
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq bubblewrap >/dev/null
+  else
+    echo "setup: bubblewrap is missing; Workspace commands would run without their sandbox" \
+      "(Debian/Ubuntu: sudo apt install bubblewrap)" >&2
+  fi
+fi
+
 # chromium-headless-shell runs the browser tests, chromium (what users run) the benchmarks.
 if [ $dev = 1 ] && ! { command -v chromium && command -v chromium-headless-shell; } >/dev/null; then
   echo "setup: installing Debian's chromium and chromium-headless-shell for the browser tests"

@@ -64,12 +64,13 @@ def _own_session_db(agent: Any, home: Any) -> None:
 def _build(settings: BridgeSettings, session_id: str, model: ModelSpec, profile: str) -> Any:
     from run_agent import AIAgent  # after prepare_hermes_home(): hermes fixes paths at import
 
-    from agent_chat.bridge import hermes_caches
+    from agent_chat.bridge import hermes_caches, sandbox
     from agent_chat.bridge.command_env import hide_app_settings
     from agent_chat.bridge.workspace import guard_file_writes
 
     guard_file_writes()
     hide_app_settings()
+    sandbox.install()
     check_ssl_once()
     hermes_caches.install()
     kwargs: dict[str, Any] = {

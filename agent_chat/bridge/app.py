@@ -36,6 +36,7 @@ from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, pre
 from agent_chat.bridge.warm_up import warm_up
 from agent_chat.hosts import Allowed
 from agent_chat.protocol.bridge_auth import NONCE, token_proof
+from agent_chat.tool_profiles import uses_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +100,7 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         idle_timeout_s=settings.run_idle_timeout_s,
         tool_profiles=settings.tool_profiles,
         workspaces_root=settings.workspaces_root,
+        sandbox=settings.sandbox,
         hermes_home=settings.hermes_home,
     )
 
@@ -114,6 +116,9 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if any(uses_workspace(p) for p in settings.tool_profiles):
+            say = logger.info if settings.sandbox.isolated() else logger.warning
+            say("Workspace commands: %s", settings.sandbox.status())
         if settings.warm_up:
             threading.Thread(target=warm_up_then_say_so, name="hermes-warm-up", daemon=True).start()
         yield
@@ -158,10 +163,13 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
             "hermes_version": _hermes_version(),
             "tool_profiles": list(settings.tool_profiles),
             "warm": warm.is_set(),
+            # How its Workspace commands are isolated ("" without the Workspace profile).
+            "sandbox": settings.sandbox.status() if workspace_on else "",
             **registry.counts(),
         }
 
     authed = [Depends(require_token)]
+    workspace_on = any(uses_workspace(p) for p in settings.tool_profiles)
 
     @app.get("/auth", dependencies=authed)
     def auth() -> dict[str, bool]:

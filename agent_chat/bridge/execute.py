@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from agent_chat.bridge import sandbox
 from agent_chat.bridge.approvals import approvals_for
 from agent_chat.bridge.failures import abnormal_end_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper
@@ -147,9 +148,12 @@ def _workspace(run: Run, profile: str) -> Iterator[None]:
     if not uses_workspace(profile) or run.workspaces_root is None:
         yield
         return
-    open_workspace(run.workspaces_root, run.session_id, run.request.workspace or run.session_id)
+    name = run.request.workspace or run.session_id
+    folder = open_workspace(run.workspaces_root, run.session_id, name)
     try:
-        yield
+        box = run.sandbox.for_run(run.workspaces_root, name, folder)
+        with sandbox.entered(box) if box is not None else contextlib.nullcontext():
+            yield
     finally:
         close_workspace(run.session_id)
 

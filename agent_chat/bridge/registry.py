@@ -13,6 +13,7 @@ from agent_chat.bridge.approvals import forget_session
 from agent_chat.bridge.execute import execute
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.runs import Run, RunRejected
+from agent_chat.bridge.sandbox import Policy
 from agent_chat.bridge.schemas import StartRunRequest
 from agent_chat.protocol.events import RunState
 
@@ -33,11 +34,13 @@ class RunRegistry:
         tool_profiles: tuple[str, ...] = ("chat",),
         workspaces_root: Path | None = None,
         hermes_home: Path | None = None,
+        sandbox: Policy | None = None,
     ) -> None:
         self.pool = pool
         self.tool_profiles = tool_profiles
         self.workspaces_root = workspaces_root
         self.hermes_home = hermes_home
+        self.sandbox = sandbox or Policy()
         self.max_active_runs = max_active_runs
         self.clarify_max_wait_s = clarify_max_wait_s
         self.retention_s = retention_s
@@ -73,6 +76,7 @@ class RunRegistry:
             run = Run(request, run_id, self.clarify_max_wait_s)
             run.workspaces_root = self.workspaces_root
             run.hermes_home = self.hermes_home
+            run.sandbox = self.sandbox
             self._runs[run_id] = run
             self._ensure_watchdog()
         thread = threading.Thread(

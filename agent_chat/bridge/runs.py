@@ -25,6 +25,7 @@ from typing import Any
 from agent_chat.bridge.approvals import CHOICES, DENY, ONCE, SESSION
 from agent_chat.bridge.events import EventBuffer
 from agent_chat.bridge.failures import idle_sentence
+from agent_chat.bridge.sandbox import Policy
 from agent_chat.bridge.schemas import ModelSpec, StartRunRequest
 from agent_chat.protocol.events import FINISHED_STATES, EventType, RunState
 
@@ -99,6 +100,7 @@ class Run:
         self.agent: Any = None
         self.workspaces_root: Path | None = None  # Workspace runs work in a folder below
         self.hermes_home: Path | None = None  # the shared home; the person's is below it
+        self.sandbox: Policy = Policy()  # how its Workspace commands are isolated
 
     @property
     def status(self) -> RunState:

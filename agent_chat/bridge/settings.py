@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_chat.bridge.sandbox import MODES, Policy
 from agent_chat.tool_profiles import CHAT, TOOLSETS, enabled_profiles
 from agent_chat.workspaces import workspaces_root
 
@@ -45,6 +46,9 @@ class BridgeSettings:
     buffer_retention_runs: int = 200
     # A working run with no event for this long is failed (waiting for an answer is exempt).
     run_idle_timeout_s: float = 600.0
+    # How Workspace commands are isolated (bridge/sandbox.py: AGENT_CHAT_SANDBOX,
+    # AGENT_CHAT_SANDBOX_NETWORK).
+    sandbox: Policy = Policy()
     # Build a throwaway agent at start so the first conversation does not pay hermes'
     # once-per-process costs (tests of many short-lived bridges turn it off).
     warm_up: bool = True
@@ -104,7 +108,18 @@ def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings
         buffer_retention_s=_number(env, "AGENT_CHAT_BRIDGE_RETENTION_S", 3600.0, float),
         buffer_retention_runs=int(_number(env, "AGENT_CHAT_BRIDGE_RETENTION_RUNS", 200)),
         run_idle_timeout_s=_number(env, "AGENT_CHAT_RUN_IDLE_TIMEOUT_S", 600.0, float),
+        sandbox=sandbox_policy(env),
     )
+
+
+def sandbox_policy(env: Mapping[str, str]) -> Policy:
+    mode = (env.get("AGENT_CHAT_SANDBOX") or "auto").strip().lower()
+    if mode not in MODES:
+        raise ValueError(f"AGENT_CHAT_SANDBOX must be one of {', '.join(MODES)}, not {mode!r}")
+    network = (env.get("AGENT_CHAT_SANDBOX_NETWORK") or "off").strip().lower()
+    if network not in ("on", "off"):
+        raise ValueError(f"AGENT_CHAT_SANDBOX_NETWORK must be on or off, not {network!r}")
+    return Policy(mode=mode, network=network == "on")
 
 
 def prepare_hermes_home(settings: BridgeSettings) -> None:

@@ -38,6 +38,17 @@ def _bridge_row(row: rx.Var) -> rx.Component:
             ),
             rx.cond(row["since"] != "", rx.text(row["since"], size="1", color_scheme="gray")),
             rx.cond(
+                row["sandbox"] != "",
+                rx.text(
+                    "Workspace commands: ",
+                    row["sandbox"],
+                    size="1",
+                    color_scheme=rx.cond(row["sandbox_ok"] != "", "gray", "orange"),
+                    weight=rx.cond(row["sandbox_ok"] != "", "regular", "medium"),
+                    custom_attrs=tid("bridge-sandbox"),
+                ),
+            ),
+            rx.cond(
                 row["error"] != "",
                 rx.text(
                     row["error"], size="1", color_scheme="red", custom_attrs=tid("bridge-error")

@@ -41,6 +41,7 @@ class BridgeHealth:
     waiting_runs: int = 0
     started_since_poll: int = 0  # runs this process sent it since the last poll
     last_error: str = ""
+    sandbox: str = ""  # how it isolates Workspace commands (its /health; "" without them)
     since: float = field(default_factory=time.time)  # when `reachable` became what it is
 
     @property
@@ -105,6 +106,7 @@ class BridgeSet:
         health.reachable, health.checked, health.last_error = True, True, ""
         health.active_runs = int(counts.get("active_runs") or 0)
         health.waiting_runs = int(counts.get("waiting_runs") or 0)
+        health.sandbox = str(counts.get("sandbox") or "")
         health.started_since_poll = 0
 
     def record_down(self, url: str, error: str) -> None:

@@ -38,6 +38,9 @@ def health_row(health: BridgeHealth, now: float) -> dict[str, str]:
         "error": health.last_error,
         "active": str(health.active_runs),
         "waiting": str(health.waiting_runs),
+        "sandbox": health.sandbox,
+        # Said plainly when Workspace commands are not isolated (sandbox off or missing).
+        "sandbox_ok": "yes" if health.sandbox.startswith("bubblewrap") else "",
     }
 
 

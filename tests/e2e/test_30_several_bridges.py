@@ -60,6 +60,10 @@ def test_the_admin_sees_both_bridges_and_a_killed_one_unreachable(
     for url in (stack.bridge_url, second):
         expect(row_of(page, url).get_by_test_id("bridge-state")).to_have_text("healthy")
         expect(row_of(page, url).get_by_test_id("bridge-runs")).to_contain_text("0 active")
+    # How each isolates Workspace commands: the stack's has the profile, the second not.
+    sandbox = row_of(page, stack.bridge_url).get_by_test_id("bridge-sandbox")
+    expect(sandbox).to_have_text("Workspace commands: bubblewrap, no network")
+    expect(row_of(page, second).get_by_test_id("bridge-sandbox")).to_have_count(0)
     page.get_by_test_id("bridges-section").scroll_into_view_if_needed()
     shot(page, "agent-services-healthy", full_page=True)
 

@@ -27,3 +27,17 @@ def test_a_symlinked_folder_is_unlinked_not_followed(tmp_path: Path) -> None:
     (tmp_path / "root" / session).symlink_to(elsewhere)
     assert remove_workspace(tmp_path / "root", session)
     assert (elsewhere / "keep.txt").exists()
+
+
+def test_the_sandbox_home_goes_with_the_folder(tmp_path: Path) -> None:
+    from agent_chat.workspaces import SANDBOX_DIR
+
+    session = str(uuid.uuid4())
+    ensure_workspace(tmp_path, session)
+    home = tmp_path / SANDBOX_DIR / session / "home"
+    home.mkdir(parents=True)
+    (home / ".bash_history").write_text("ls\n", encoding="utf-8")
+    other = tmp_path / SANDBOX_DIR / str(uuid.uuid4())
+    other.mkdir()
+    assert remove_workspace(tmp_path, session)
+    assert not (tmp_path / SANDBOX_DIR / session).exists() and other.is_dir()
