@@ -1,7 +1,7 @@
 """Sessions (seed 000 §4.2.1): create, list, read, change, delete, reset, page messages.
 
-The same store functions and RunManager commands as the page (state/sidebar.py,
-state/chat.py); a session's `{session_id}` is its UUID.
+Changing and deleting one are the page's use cases (services/conversations.py, also
+state/sidebar.py, state/folders.py); a session's `{session_id}` is its UUID.
 """
 
 from __future__ import annotations
@@ -31,15 +31,17 @@ from agent_chat.db.conversation import load_conversation
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
 from agent_chat.services import conversations
-from agent_chat.services.conversations import conversation_for, delete_conversation
-from agent_chat.skills import list_skills
+from agent_chat.services.conversations import (
+    UNSET,
+    change_conversation,
+    conversation_for,
+    conversation_state,
+    delete_conversation,
+    usable_skills,  # also api/runs.py's
+)
 
 router = APIRouter(tags=["sessions"])
 MAX_PAGE = 200
-
-
-def usable_skills(svc: Backend) -> list[str]:
-    return [s.folder for s in list_skills(svc.settings.skills_dir) if s.valid]
 
 
 async def require_session(svc: Backend, session_id: str, me: int) -> ChatSession:
@@ -59,7 +61,7 @@ async def _session_out(svc: Backend, chat: ChatSession, me: int) -> SessionOut:
     preview = await svc.storage.call(api_reads.previews, user_id=me, session_ids=[chat.id])
     return session_out(
         chat,
-        state=(await svc.runs.session_states(user_id=me)).get(chat.session_uuid, ""),
+        state=await conversation_state(svc, user_id=me, session_uuid=chat.session_uuid),
         waiting=bool(waiting.get(chat.id)),
         preview=preview.get(chat.id),
     )
@@ -150,25 +152,17 @@ async def get_session(
 async def update_session(svc: Svc, me: Me, session_id: str, body: SessionPatch) -> SessionOut:
     """Change the title, the model or skill for the next runs, archive, pin or file it."""
     given = body.model_fields_set
-    await require_session(svc, session_id, me)
-    if given & {"model_id", "skill_folder"}:
-        await refuse_while_running(svc, session_id, me, "Changing the model or skill")
-    kwargs: dict = {}
-    if "model_id" in given:
-        kwargs["model_id"] = body.model_id
-    if "skill_folder" in given:
-        kwargs["skill_folder"] = body.skill_folder
-    if "folder_id" in given:
-        kwargs["folder_id"] = body.folder_id
-    chat = await svc.storage.call(
-        api_reads.update_session,
-        session_uuid=session_id,
+    # Only the fields sent: a null folder, model or skill is a value ("none", "default").
+    chat = await change_conversation(
+        svc,
         user_id=me,
+        session_uuid=session_id,
         title=body.title,
         archived=body.archived,
         pinned=body.pinned,
-        known_skills=usable_skills(svc),
-        **kwargs,
+        folder_id=body.folder_id if "folder_id" in given else UNSET,
+        model_id=body.model_id if "model_id" in given else UNSET,
+        skill_folder=body.skill_folder if "skill_folder" in given else UNSET,
     )
     return await _session_out(svc, chat, me)
 

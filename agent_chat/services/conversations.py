@@ -4,17 +4,23 @@
 person's behalf (its messages, workspace files, memory views, share links, queue, versions)
 gets it through here, so another person's conversation is the same "not found" as one that
 never existed (nobody learns that a uuid is in use).
+
+Below it, what the sidebar (state/sidebar.py, state/folders.py) and the API's
+PATCH /api/chat/sessions/{id} both do: rename, archive, pin, move to a folder, change the
+model or skill (`change_conversation`, several at once), and whether a run goes on in it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
-from agent_chat.db import sessions
+from agent_chat.db import api_reads, sessions
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import ChatSession
 from agent_chat.services.backend import Backend
 from agent_chat.services.errors import Busy
+from agent_chat.skills import list_skills
 from agent_chat.workspaces import remove_workspace, workspaces_root
 
 
@@ -56,3 +62,95 @@ async def delete_conversation(svc: Backend, *, user_id: int, session_uuid: str) 
     await svc.storage.call(sessions.delete_session, session_uuid=chat.session_uuid, user_id=user_id)
     # The canonical uuid names the folder (a URL may carry it in capitals).
     await asyncio.to_thread(remove_workspace, workspaces_root(), chat.session_uuid)
+
+
+# "Not given" for the fields where None is a value (no folder, the default model, no skill).
+UNSET = api_reads.UNSET
+ConversationState = Literal["running", "waiting", ""]
+
+
+def usable_skills(svc: Backend) -> list[str]:
+    """The skill folders a conversation may name (invalid ones are listed, not usable)."""
+    return [s.folder for s in list_skills(svc.settings.skills_dir) if s.valid]
+
+
+async def change_conversation(
+    svc: Backend,
+    *,
+    user_id: int,
+    session_uuid: str,
+    title: str | None = None,
+    archived: bool | None = None,
+    pinned: bool | None = None,
+    folder_id: int | None | object = UNSET,
+    model_id: int | None | object = UNSET,
+    skill_folder: str | None | object = UNSET,
+) -> ChatSession:
+    """Change any of these at once, all or nothing (one transaction): what the API's PATCH
+    does, and what each single change below comes down to. `ValidationFailed` for an empty
+    title, an unknown model, an unusable skill, a folder that is not the person's; `Busy`
+    for a new model or skill while a run goes on (it has its agent)."""
+    chat = await conversation_for(svc, user_id=user_id, session_uuid=session_uuid)
+    choices: dict = {}
+    if model_id is not UNSET or skill_folder is not UNSET:
+        await refuse_while_running(
+            svc,
+            user_id=user_id,
+            session_uuid=chat.session_uuid,
+            action="Changing the model or skill",
+        )
+        # The store checks the kept skill too when only the model changes.
+        choices["known_skills"] = usable_skills(svc)
+        if model_id is not UNSET:
+            choices["model_id"] = model_id
+        if skill_folder is not UNSET:
+            choices["skill_folder"] = skill_folder
+    if folder_id is not UNSET:
+        choices["folder_id"] = folder_id
+    return await svc.storage.call(
+        api_reads.update_session,
+        session_uuid=chat.session_uuid,
+        user_id=user_id,
+        title=title,
+        archived=archived,
+        pinned=pinned,
+        **choices,
+    )
+
+
+async def rename_conversation(
+    svc: Backend, *, user_id: int, session_uuid: str, title: str
+) -> ChatSession:
+    """Its title, on one line and at most 200 characters; an empty one is refused."""
+    return await change_conversation(svc, user_id=user_id, session_uuid=session_uuid, title=title)
+
+
+async def set_archived(
+    svc: Backend, *, user_id: int, session_uuid: str, archived: bool
+) -> ChatSession:
+    """Archive it (out of the sidebar's list unless archived ones are shown) or bring it back."""
+    return await change_conversation(
+        svc, user_id=user_id, session_uuid=session_uuid, archived=archived
+    )
+
+
+async def set_pinned(svc: Backend, *, user_id: int, session_uuid: str, pinned: bool) -> ChatSession:
+    """Pin it to the top of the sidebar (newest pin first) or unpin it."""
+    return await change_conversation(svc, user_id=user_id, session_uuid=session_uuid, pinned=pinned)
+
+
+async def move_conversation(
+    svc: Backend, *, user_id: int, session_uuid: str, folder_id: int | None
+) -> ChatSession:
+    """Into one of the person's folders, or out of any with `folder_id=None`."""
+    return await change_conversation(
+        svc, user_id=user_id, session_uuid=session_uuid, folder_id=folder_id
+    )
+
+
+async def conversation_state(svc: Backend, *, user_id: int, session_uuid: str) -> ConversationState:
+    """Whether a run goes on in it, whichever worker consumes the run: "running", "waiting"
+    (for an answer to a question) or "" (none)."""
+    chat = await conversation_for(svc, user_id=user_id, session_uuid=session_uuid)
+    run = await svc.runs.running_in(chat.session_uuid, user_id=user_id)
+    return "" if run is None else "waiting" if run.waiting else "running"

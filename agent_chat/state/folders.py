@@ -1,12 +1,16 @@
-"""Pins and folders of the sidebar: create, rename, delete, fold, move, pin (db/folders.py)."""
+"""Pins and folders of the sidebar: create, rename, delete, fold (db/folders.py); move and
+pin a conversation (services/conversations.py, as the API)."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable
 
 import reflex as rx
 
 from agent_chat.db import folders
 from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.db.folders import FOLDER_MORE, FOLDER_PAGE
+from agent_chat.services import conversations
 from agent_chat.state.sidebar import SidebarState
 
 
@@ -16,8 +20,14 @@ class FolderState(SidebarState):
 
     async def _store(self, what: str, function, **kwargs) -> bool:
         """Run a store function; a refusal becomes the banner (nothing changed then)."""
+        return await self._done(
+            what, self.svc().storage.call(function, user_id=await self.user_id(), **kwargs)
+        )
+
+    async def _done(self, what: str, change: Awaitable) -> bool:
+        """Await a change; a refusal becomes the banner (nothing changed then)."""
         try:
-            await self.svc().storage.call(function, user_id=await self.user_id(), **kwargs)
+            await change
         except ValidationFailed as exc:  # the sentence, without the field's name
             self.show_error(f"Could not {what}: {' '.join(exc.field_errors.values())}")
             return False
@@ -81,15 +91,21 @@ class FolderState(SidebarState):
     @rx.event
     async def move(self, session_uuid: str, folder_id: int) -> None:
         """Into folder `folder_id`, or out of any folder with 0."""
-        await self._store(
+        await self._done(
             "move the conversation",
-            folders.move_session,
-            session_uuid=session_uuid,
-            folder_id=folder_id or None,
+            conversations.move_conversation(
+                self.svc(),
+                user_id=await self.user_id(),
+                session_uuid=session_uuid,
+                folder_id=folder_id or None,
+            ),
         )
 
     @rx.event
     async def set_pinned(self, session_uuid: str, pinned: bool) -> None:
-        await self._store(
-            "pin the conversation", folders.set_pinned, session_uuid=session_uuid, pinned=pinned
+        await self._done(
+            "pin the conversation",
+            conversations.set_pinned(
+                self.svc(), user_id=await self.user_id(), session_uuid=session_uuid, pinned=pinned
+            ),
         )

@@ -1,6 +1,7 @@
-"""The session list (pins, folders, new, switch, rename, delete, badges) and which
+"""The session list (pins, folders, new, switch, rename, archive, delete, badges) and which
 conversation the tab shows: the conversation states derive from this one. Folder and pin
-commands: state/folders.py; search: state/search.py."""
+commands: state/folders.py; search: state/search.py. What changes a conversation is a use
+case of services/conversations.py (the API does the same)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.db import pauses, sessions
-from agent_chat.db.errors import StoreError
+from agent_chat.db.errors import NotFound, StoreError
 from agent_chat.db.folders import sidebar_listing
-from agent_chat.db.models import ChatSession, SessionStatus
+from agent_chat.db.models import ChatSession
 from agent_chat.rows import FolderRow, SessionRow, session_row
-from agent_chat.services.conversations import delete_conversation
+from agent_chat.services import conversations
 from agent_chat.services.errors import Busy
 from agent_chat.state.base import AppState
 
@@ -105,16 +106,15 @@ class SidebarState(AppState):
 
     @rx.event
     async def set_archived(self, session_uuid: str, archived: bool) -> None:
-        svc = self.svc()
-        me = await self.user_id()
-        chat = await svc.storage.call(sessions.get_session, session_uuid=session_uuid, user_id=me)
-        if chat is None:
-            self.show_error("This conversation no longer exists.")
-        else:
-            status = SessionStatus.ARCHIVED if archived else SessionStatus.ACTIVE
-            await svc.storage.call(
-                sessions.set_session_status, session_id=chat.id, user_id=me, status=status
+        try:
+            await conversations.set_archived(
+                self.svc(),
+                user_id=await self.user_id(),
+                session_uuid=session_uuid,
+                archived=archived,
             )
+        except NotFound:
+            self.show_error("This conversation no longer exists.")
         await self.refresh()
 
     @rx.event
@@ -135,10 +135,10 @@ class SidebarState(AppState):
         session_uuid = self.renaming_uuid
         self.renaming_uuid = ""
         try:
-            chat = await self.svc().storage.call(
-                sessions.rename_session,
-                session_uuid=session_uuid,
+            chat = await conversations.rename_conversation(
+                self.svc(),
                 user_id=await self.user_id(),
+                session_uuid=session_uuid,
                 title=str(form.get("title", "")),
             )
         except (StoreError, ValueError) as exc:
@@ -151,7 +151,7 @@ class SidebarState(AppState):
     @rx.event
     async def delete(self, session_uuid: str):
         try:
-            await delete_conversation(
+            await conversations.delete_conversation(
                 self.svc(), user_id=await self.user_id(), session_uuid=session_uuid
             )
         except Busy as exc:
