@@ -2,7 +2,8 @@
 own commands would: with the real bridge process and hermes' real terminal, file and code
 tools, commands that read the bridge's environment (`/proc/<pid>/environ`, base64 so no
 masking helps), an app database file, another person's hermes home and another
-conversation's folder get nothing, while the conversation's own folder works as before.
+conversation's folder get nothing, nor does a connection to a service on the host's
+loopback, while the conversation's own folder works as before.
 The control runs the same commands with AGENT_CHAT_SANDBOX=off and gets the secrets, so
 the test fails if the sandbox went away."""
 
@@ -99,7 +100,7 @@ async def _attack(tmp: Path, fake: RunningFakeModel, sandbox: str) -> tuple[list
     home = places["memory"].parents[3]
     process, url = start_bridge_process(home, tmp / "bridge.log", env=env)
     try:
-        pid = process.pid
+        pid, port = process.pid, url.rsplit(":", 1)[1]
         reads = " ".join(str(p) for p in places.values())
         message = _calls(
             ("terminal", {"command": f"tr '\\0' '\\n' < /proc/{pid}/environ | base64 -w0"}),
@@ -121,6 +122,10 @@ async def _attack(tmp: Path, fake: RunningFakeModel, sandbox: str) -> tuple[list
                     "        print('refused', p, e)\n"
                 },
             ),
+            (
+                "terminal",  # a service on the host's loopback: the bridge itself
+                {"command": f"(echo > /dev/tcp/127.0.0.1/{port}) && echo loopback-answered"},
+            ),
             ("terminal", {"command": "echo made here > mine.txt && cat mine.txt && pwd"}),
         )
         session = str(uuid.uuid4())
@@ -136,8 +141,9 @@ async def test_a_workspace_command_reaches_no_secret_of_the_app(
 ) -> None:
     assert unavailable() is None, unavailable()
     results, folder = await _attack(tmp_path, fake_model, "auto")
-    assert len(results) == 7, results
+    assert len(results) == 8, results
     assert _revealed(results) == set(), results
+    assert "loopback-answered" not in results[-2], results[-2]  # no network inside
     # The conversation's own folder works as before, seen at its own path.
     assert "made here" in results[-1] and str(folder) in results[-1]
     assert (folder / "mine.txt").read_text(encoding="utf-8") == "made here\n"
@@ -150,3 +156,4 @@ async def test_without_the_sandbox_the_same_commands_get_the_secrets(
 ) -> None:
     results, _ = await _attack(tmp_path, fake_model, "off")
     assert _revealed(results) == {TOKEN, SECRET}, results
+    assert "loopback-answered" in results[-2], results[-2]

@@ -144,3 +144,42 @@ def test_reset_stops_what_runs_through_the_app(chat: Page, stack: Stack) -> None
     chat.goto(f"{stack.url}/settings/models")
     expect(chat.get_by_test_id("session-item")).to_have_count(0)
     expect(chat.get_by_test_id("model-card")).to_have_count(0)
+
+
+def test_a_workspace_command_sees_nothing_of_the_app_it_runs_in(stack: Stack) -> None:
+    """Embedded, hermes spawns commands from the web process itself, whose environment
+    holds the administrator's password: a Workspace command (issue 43 §2, its sandbox)
+    reads neither that process's environ nor the app's database file."""
+    import base64
+    import json
+
+    from tests.support.accounts import ADMIN_PASSWORD
+    from tests.support.api import new_session, read_stream, start_run
+    from tests.support.stack import ensure_fake_model
+
+    ensure_fake_model(None, stack)
+    database = stack.db_url.removeprefix("sqlite:///")
+    commands = [
+        f"base64 -w0 /proc/{stack.app.pid}/environ",
+        "for p in /proc/[0-9]*; do cat $p/environ; done | base64 -w0",
+        f"base64 -w0 {database} | head -c 4000",
+        "echo still works > made.txt && cat made.txt",
+    ]
+    calls = "\n".join(f"CALL terminal {json.dumps({'command': c})}" for c in commands)
+    with httpx.Client(base_url=stack.url, headers=stack.auth_headers, timeout=120) as client:
+        session = new_session(client)
+        run = start_run(client, session, f"look around\n{calls}", tool_profile="workspace")
+        read = read_stream(client, run["runId"])
+    assert read.last().type == "run_completed", read.last()
+    outputs = [e.data["result"] for e in read.events if e.type == "tool_end"]
+    assert len(outputs) == 4 and "still works" in outputs[-1], outputs
+    shown = "\n".join(outputs)
+    for word in shown.replace('"', " ").split():
+        for start in range(4):
+            try:
+                decoded = base64.b64decode(word[start:] + "===")
+            except ValueError:
+                continue
+            assert ADMIN_PASSWORD.encode() not in decoded
+            assert b"SQLite format 3" not in decoded
+    assert ADMIN_PASSWORD not in shown and "No such file" in outputs[0], outputs[0]
