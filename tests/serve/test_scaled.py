@@ -1,10 +1,13 @@
 """`python -m agent_chat.serve --scaled` for real: PostgreSQL and Redis (Debian's, data in a
 folder), two bridges, two Reflex web workers on one port. A chat through the HTTP API is
-answered; SIGTERM stops every process it started (exit code 0); the data folder keeps the
+answered; a Workspace command reaches no bridge's or app's environment and not Redis;
+SIGTERM stops every process it started (exit code 0); the data folder keeps the
 conversation (its PostgreSQL cluster started again has it)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import shutil
 import tempfile
 import time
@@ -18,8 +21,8 @@ from agent_chat.auth import COOKIE_NAME
 from agent_chat.data_servers import start_postgres
 from agent_chat.db.engine import make_engine
 from tests.fakes.model_server import running_fake_model
-from tests.support.accounts import session_cookie
-from tests.support.api import ask, new_session
+from tests.support.accounts import ADMIN_PASSWORD, session_cookie
+from tests.support.api import ask, new_session, read_stream, start_run
 from tests.support.processes import free_port
 from tests.support.scaled import running_scaled, scaled_env
 
@@ -54,9 +57,32 @@ def test_scaled_setup_answers_stops_cleanly_and_keeps_its_data(tmp_path: Path) -
         shutil.rmtree(data, ignore_errors=True)
 
 
+def _workspace_reaches_nothing(
+    client: httpx.Client, scaled, app_env: dict[str, str], token: str
+) -> None:
+    """A Workspace command on a scaled bridge (issue 43 §2): the bridges' and the app's
+    environment (bridge token, administrator password) and the Redis of the run events
+    are out of its reach."""
+    redis_port = app_env["AGENT_CHAT_REDIS_URL"].rsplit(":", 1)[1].split("/")[0]
+    pids = [b.pid for b in scaled.bridges()] + [scaled.app().pid]
+    commands = [f"cat /proc/{pid}/environ | base64 -w0" for pid in pids]
+    commands.append(f"(echo > /dev/tcp/127.0.0.1/{redis_port}) && echo redis-answered")
+    calls = "\n".join(f"CALL terminal {json.dumps({'command': c})}" for c in commands)
+    session = new_session(client)
+    run = start_run(client, session, f"look around\n{calls}", tool_profile="workspace")
+    read = read_stream(client, run["runId"])
+    assert read.last().type == "run_completed", read.types()
+    shown = "\n".join(e.data["result"] for e in read.events if e.type == "tool_end")
+    assert shown.count("No such file") == len(pids) and "redis-answered" not in shown, shown
+    for secret in (token, ADMIN_PASSWORD):
+        assert secret not in shown
+        for shift in range(3):  # its base64 at any alignment
+            assert base64.b64encode(("x" * shift + secret).encode())[4:-4].decode() not in shown
+
+
 def _answers_stops_and_keeps(tmp_path: Path, data: Path) -> None:
     with running_fake_model(0.0) as fake:
-        env = scaled_env(tmp_path, fake.base_url)
+        env = scaled_env(tmp_path, fake.base_url, {"AGENT_CHAT_TOOL_PROFILES": "chat,workspace"})
         with running_scaled(tmp_path, env, data=data) as scaled:
             # What runs: two bridges (one token), two web workers behind one port.
             bridges = scaled.bridges()
@@ -90,6 +116,7 @@ def _answers_stops_and_keeps(tmp_path: Path, data: Path) -> None:
                 answer = [m for m in messages if m["role"] == "ASSISTANT"][-1]
                 assert answer["status"] == "SUCCESS"
                 assert answer["content"] == "Echo: hello scaled world"
+                _workspace_reaches_nothing(client, scaled, app_env, next(iter(tokens)))
             started = scaled.launched()
             assert len(started) >= 7  # postgres (runuser + server), redis, 2 bridges, app + 2
             code = scaled.stop()
@@ -114,7 +141,7 @@ def _answers_stops_and_keeps(tmp_path: Path, data: Path) -> None:
                     stored = connection.execute(
                         text("SELECT content FROM chat_message WHERE role = 'ASSISTANT'")
                     ).scalars()
-                    assert list(stored) == ["Echo: hello scaled world"]
+                    assert "Echo: hello scaled world" in list(stored)
             finally:
                 engine.dispose()
         finally:
