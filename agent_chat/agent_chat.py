@@ -6,12 +6,13 @@ import contextlib
 import logging
 
 import reflex as rx
+from starlette.types import ASGIApp
 
 from agent_chat import routes
 from agent_chat.api import create_api
 from agent_chat.api.bearer import bearer_check
 from agent_chat.auth import login_gate_with
-from agent_chat.auth.origins import origin_guard
+from agent_chat.auth.origins import origin_guard, without_credentials_header
 from agent_chat.pages.account import account_page
 from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.settings import models_page
@@ -58,7 +59,15 @@ async def services_lifespan():
         await stop_services()
 
 
-app = rx.App(
+class _App(rx.App):
+    """rx.App whose finished ASGI app (Reflex's CORS layer, outside every api_transformer,
+    included) sends no `Access-Control-Allow-Credentials` (auth/origins.py says why)."""
+
+    def __call__(self) -> ASGIApp:
+        return without_credentials_header(super().__call__())
+
+
+app = _App(
     stylesheets=["/styles.css", "/memory.css", "/workspace.css"],
     # Browser notifications and the tab title's count (opt-in on the settings page).
     # The phone's on-screen keyboard shrinks the page (the frame is 100dvh), so the composer

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -36,6 +37,10 @@ CSP = (
     "connect-src 'self' {ws}; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
+# Vite's build names every file under /assets/ `<name>-<8-character hash>.<ext>`: its content
+# never changes under that name, so browsers may keep it a year without asking again.
+HASHED_ASSET = re.compile(r"/assets/[^/]+-[A-Za-z0-9_-]{8}\.[A-Za-z0-9.]+")
+IMMUTABLE = "public, max-age=31536000, immutable"
 SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
@@ -74,10 +79,11 @@ class OriginGuard:
         if scope["type"] == "websocket":
             await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, self._with_headers(send, host))
+        immutable = HASHED_ASSET.fullmatch(scope.get("path", "")) is not None
+        await self.app(scope, receive, self._with_headers(send, host, immutable=immutable))
 
     @staticmethod
-    def _with_headers(send: Send, host: str) -> Callable[[Message], object]:
+    def _with_headers(send: Send, host: str, *, immutable: bool) -> Callable[[Message], object]:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 response = MutableHeaders(scope=message)
@@ -85,6 +91,8 @@ class OriginGuard:
                     response.setdefault(name, value)
                 if "content-security-policy" not in response:
                     response["Content-Security-Policy"] = CSP.format(ws=f"ws://{host} wss://{host}")
+                if immutable and message.get("status") == 200:
+                    response["Cache-Control"] = IMMUTABLE
             await send(message)
 
         return send_with_headers
@@ -101,3 +109,25 @@ class OriginGuard:
 def origin_guard(app: ASGIApp) -> ASGIApp:
     """The app's api_transformer: the guard with the allow-lists from the environment."""
     return OriginGuard(app, allowed_from_environment())
+
+
+def without_credentials_header(app: ASGIApp) -> ASGIApp:
+    """Drops `Access-Control-Allow-Credentials` from every response. Reflex wraps the whole
+    app, outside every api_transformer, in Starlette's CORS middleware with
+    `allow_credentials=True`, which sends the header on any response to a request with an
+    `Origin` even though no other origin is allowed (`cors_allowed_origins=[]`): browser
+    security scanners flag it, and nothing of ours needs it."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def send_without(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                del MutableHeaders(scope=message)["access-control-allow-credentials"]
+            await send(message)
+
+        await app(scope, receive, send_without)
+
+    return wrapped

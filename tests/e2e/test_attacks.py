@@ -273,3 +273,25 @@ def test_the_page_cannot_be_framed(
     assert app_frame.url.startswith("chrome-error://"), app_frame.url
     assert page.frame_locator("#app").get_by_test_id("composer-input").count() == 0
     assert page.frame_locator("#app").get_by_test_id("new-session").count() == 0
+
+
+def test_no_credentials_header_and_hashed_assets_are_kept_a_year(stack: Stack) -> None:
+    """What browser-security scanners look at (issue 35 §5): no response says
+    `Access-Control-Allow-Credentials` (Reflex's own CORS layer sends it to any request
+    with an Origin, allowed or not); Vite's hashed files are immutable, the rest is not."""
+    own = stack.url
+    with httpx.Client(base_url=stack.url, timeout=20) as client:
+        for path, origin in (("/ping", own), ("/ping", "http://elsewhere.example"), ("/", own)):
+            reply = client.get(path, headers={"Origin": origin, **stack.auth_headers})
+            assert "access-control-allow-credentials" not in reply.headers, (path, origin)
+        page = client.get("/chat", headers=stack.auth_headers).text
+        assets = re.findall(r'"(/assets/[^"]+-[A-Za-z0-9_-]{8}\.(?:js|css))"', page)
+        assert assets, "no hashed asset named in the page"
+        for path in assets[:3]:
+            reply = client.get(path)
+            assert reply.status_code == 200, path
+            assert reply.headers["cache-control"] == "public, max-age=31536000, immutable"
+        plain = client.get("/styles.css")
+        assert plain.status_code == 200 and "immutable" not in plain.headers.get(
+            "cache-control", ""
+        )
