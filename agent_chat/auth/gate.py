@@ -4,6 +4,7 @@ pages, the `/_event` websocket (both transports) and `/api/*` (see the package d
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent_chat.auth import setup_code
 from agent_chat.auth.paths import (
     BACKEND_PREFIXES,
     GATE_PATHS,
@@ -45,10 +47,21 @@ class GateConfig:
     session_seconds: float
     limits: RateLimits = field(default_factory=RateLimits)
     oidc: OidcSettings | None = None  # single sign-on, when configured
+    # What /setup asks for while no account exists (auth/setup_code.py); None: nothing.
+    setup_code: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GateConfig:
-        return cls(session_seconds=settings.session_hours * 3600, oidc=settings.oidc)
+        asks = setup_code.required(
+            app_host=settings.app_host,
+            allowed_hosts=os.environ.get("AGENT_CHAT_ALLOWED_HOSTS"),
+            allowed_origins=os.environ.get("AGENT_CHAT_ALLOWED_ORIGINS"),
+        )
+        return cls(
+            session_seconds=settings.session_hours * 3600,
+            oidc=settings.oidc,
+            setup_code=setup_code.setup_code() if asks else None,
+        )
 
 
 class LoginGate:
@@ -78,6 +91,7 @@ class LoginGate:
             limits=lambda: self.config.limits,
             clock=clock,
             oidc=lambda: self.config.oidc,
+            setup_code=lambda: self.config.setup_code,
         )
 
     @property

@@ -87,6 +87,18 @@ def login_page(
 SETUP_FIELDS = ("username", "display_name", "password")
 
 
+def _code_field(invalid: bool) -> str:
+    """The setup code's field (auth/setup_code.py), first in the form: never filled in again."""
+    return (
+        '<label for="setup_code">Setup code</label>\n'
+        '    <input id="setup_code" name="setup_code" type="text" autocomplete="off" '
+        'autocapitalize="characters" spellcheck="false" required maxlength="40" autofocus '
+        f'data-testid="setup-code"{_invalid("x" if invalid else "", "setup-error")}>\n'
+        '    <p class="hint">Printed in the app\'s log when it started ("Setup code: …"): '
+        "this app is reachable from other machines.</p>\n    "
+    )
+
+
 def setup_page(
     *,
     error: str = "",
@@ -94,14 +106,18 @@ def setup_page(
     username: str = "",
     display_name: str = "",
     status_code: int = 200,
+    code: bool = False,
 ) -> HTMLResponse:
-    """The first-administrator form; `invalid` names the fields the error is about."""
+    """The first-administrator form; `invalid` names the fields the error is about; `code`:
+    it asks for the setup code."""
     marks = {
         f"invalid_{name}": _invalid("x" if name in invalid else "", "setup-error")
         for name in SETUP_FIELDS
     }
     body = _SETUP_HTML.substitute(
         style=_STYLE,
+        code_field=_code_field("setup_code" in invalid) if code else "",
+        focus_username="" if code else " autofocus",
         username=html.escape(username[:64], quote=True),
         display_name=html.escape(display_name[:100], quote=True),
         error=html.escape(error),

@@ -50,8 +50,10 @@ class AuthRoutes:
         limits: Callable[[], RateLimits],
         clock: Callable[[], float],
         oidc: Callable[[], OidcSettings | None] = lambda: None,
+        setup_code: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.store = store
+        self.setup_code = setup_code
         self.session_seconds = session_seconds
         self.limits = limits
         self.clock = clock
@@ -76,7 +78,7 @@ class AuthRoutes:
             if set_up:
                 return PlainTextResponse("Not Found", status_code=404)
             if method in ("GET", "HEAD"):
-                return setup_page()
+                return setup_page(code=self.setup_code() is not None)
             if method == "POST":
                 return await self._set_up(request)
             return _not_allowed("GET, HEAD, POST")
@@ -160,8 +162,13 @@ class AuthRoutes:
     async def _set_up(self, request: Request) -> Response:
         as_json = wants_json(request)
         fields = await read_login_fields(request)
+        code = self.setup_code()
         if fields is None:
-            return _setup_failure(as_json, {}, "The form was malformed.", 400)
+            return _setup_failure(as_json, {}, "The form was malformed.", 400, code=code)
+        if code is not None:
+            refused = await self._check_code(request, fields, code, as_json)
+            if refused is not None:
+                return refused
         try:
             new = await self.store.set_up(
                 username=fields.get("username", ""),
@@ -174,11 +181,36 @@ class AuthRoutes:
             )
         except ValidationFailed as exc:
             message = " ".join(exc.field_errors.values())
-            return _setup_failure(as_json, fields, message, 422, frozenset(exc.field_errors))
+            invalid = frozenset(exc.field_errors)
+            return _setup_failure(as_json, fields, message, 422, invalid, code=code)
         except AlreadySetUp:
             return PlainTextResponse("Not Found", status_code=404)
         log.info("Created the first administrator %r", fields.get("username", "").lower())
         return self._signed_in_response(request, new.token, "/", as_json)
+
+    async def _check_code(
+        self, request: Request, fields: dict[str, str], code: str, as_json: bool
+    ) -> Response | None:
+        """None when the form carries the setup code; else the refusal (wrong codes count
+        per address, as wrong passwords do)."""
+        client = client_address(request.scope)
+        outcome = await self.store.check_setup_code(
+            given=fields.get("setup_code", ""),
+            expected=code,
+            address=client,
+            now=self.clock(),
+            limits=self.limits(),
+        )
+        if outcome.retry_after is not None:
+            message = rate_limit_message(outcome.retry_after).replace("passwords", "codes")
+            response = _setup_failure(as_json, fields, message, 429, code=code)
+            response.headers["Retry-After"] = str(math.ceil(outcome.retry_after))
+            return response
+        if outcome.error:
+            log.warning("Setup refused for %s: a wrong setup code", client)
+            invalid = frozenset({"setup_code"})
+            return _setup_failure(as_json, fields, outcome.error, 403, invalid, code=code)
+        return None
 
     def _signed_in_response(
         self, request: Request, token: str, next_path: str, as_json: bool
@@ -251,6 +283,8 @@ def _setup_failure(
     message: str,
     status: int,
     invalid: frozenset[str] = frozenset(),
+    *,
+    code: str | None = None,
 ) -> Response:
     if as_json:
         return JSONResponse({"detail": message}, status_code=status)
@@ -260,4 +294,5 @@ def _setup_failure(
         username=fields.get("username", ""),
         display_name=fields.get("display_name", ""),
         status_code=status,
+        code=code is not None,
     )

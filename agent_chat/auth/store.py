@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
+from agent_chat.auth import setup_code
 from agent_chat.auth.rate_limit import RateLimits
 from agent_chat.db import auth_sessions, users
 from agent_chat.db.auth_sessions import NewSession, SignedIn
@@ -116,6 +117,36 @@ def _set_up(
     )
 
 
+WRONG_CODE = "That is not the setup code: it is printed in the app's log when it starts."
+
+
+def _check_setup_code(
+    *, session: Any, given: str, expected: str, address: str, now: datetime, limits: RateLimits
+) -> LoginOutcome:
+    """The setup code, in one transaction: refused while the address has too many wrong
+    codes or passwords (only per address: a stranger's guesses never lock the operator
+    out everywhere), a wrong one counted."""
+    window = timedelta(seconds=limits.window)
+    name = setup_code.FAILURE_NAME
+    wait = auth_sessions.failure_wait(
+        session=session,
+        address=address,
+        username=name,
+        now=now,
+        window=window,
+        per_address=limits.per_address,
+        per_account=10**9,
+    )
+    if wait is not None:
+        return LoginOutcome(status=429, retry_after=wait)
+    if not setup_code.matches(given, expected):
+        auth_sessions.record_failure(
+            session=session, address=address, username=name, now=now, window=window
+        )
+        return LoginOutcome(error=WRONG_CODE, status=403)
+    return LoginOutcome()
+
+
 class GateStore:
     """The gate's calls, each one transaction."""
 
@@ -146,6 +177,10 @@ class GateStore:
         kwargs["now"] = as_datetime(kwargs["now"])
         kwargs["lifetime"] = timedelta(seconds=kwargs["lifetime"])
         return await self.storage().call(_log_in, **kwargs)
+
+    async def check_setup_code(self, **kwargs: Any) -> LoginOutcome:
+        kwargs["now"] = as_datetime(kwargs["now"])
+        return await self.storage().call(_check_setup_code, **kwargs)
 
     async def set_up(self, **kwargs: Any) -> NewSession:
         kwargs["now"] = as_datetime(kwargs["now"])

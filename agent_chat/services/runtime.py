@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
+from agent_chat.auth import setup_code
 from agent_chat.config import Settings, load_settings
 from agent_chat.db import model_configs, users
 from agent_chat.db.engine import make_engine, migrate, startup_lock
@@ -64,6 +66,23 @@ def _prepare_database(settings: Settings, storage: Storage) -> str | None:
         )
 
 
+def _announce_setup_code(settings: Settings) -> None:
+    """No account yet: say where to make the first one, with the code /setup asks for when
+    strangers can reach it (auth/setup_code.py)."""
+    asks = setup_code.required(
+        app_host=settings.app_host,
+        allowed_hosts=os.environ.get("AGENT_CHAT_ALLOWED_HOSTS"),
+        allowed_origins=os.environ.get("AGENT_CHAT_ALLOWED_ORIGINS"),
+    )
+    if asks:
+        log.warning(
+            "No account yet: open /setup to make the administrator. Setup code: %s",
+            setup_code.setup_code(),
+        )
+    else:
+        log.warning("No account yet: open /setup on this machine to make the administrator")
+
+
 async def start_services(
     settings: Settings | None = None, *, tab_connected: Callable[[str], bool] | None = None
 ) -> Services:
@@ -77,6 +96,8 @@ async def start_services(
     made = await asyncio.to_thread(_prepare_database, settings, storage)
     if made:
         log.warning("Accounts: %s", made)
+    elif not await storage.call(users.has_users):
+        _announce_setup_code(settings)
     embedded = None
     if settings.embedded_bridge:  # hermes is imported here, once the settings are read
         from agent_chat.embedded import EmbeddedBridge
