@@ -2,7 +2,7 @@
 
 Folders and pins are one person's: every function takes the acting `user_id`, and another
 person's folder or conversation is NotFound, like a missing one. Folder names are unique
-per owner (case-insensitively).
+per owner by their key (`names.name_key`: case, accents' spelling and full-width forms aside).
 """
 
 from __future__ import annotations
@@ -12,14 +12,17 @@ from dataclasses import dataclass
 from functools import cache
 
 from sqlalchemy import Integer, bindparam, case, func, update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.models import ChatFolder, ChatSession, SessionStatus, utcnow
+from agent_chat.db.names import name_key, violates
 from agent_chat.db.sessions import _one_line, _require_uuid
 
 FOLDER_NAME_MAX_CHARS = 60
 MAX_FOLDERS = 200
+UNIQUE_NAME = "uq_chat_folder_owner_id_name_key"
 
 
 def _clean_name(name: str) -> str:
@@ -36,22 +39,39 @@ def _require_folder(session: Session, folder_id: int, user_id: int) -> ChatFolde
     return folder
 
 
+def _taken(name: str) -> ValidationFailed:
+    return ValidationFailed({"name": f"A folder named “{name}” already exists."})
+
+
 def _check_unique(session: Session, name: str, user_id: int, except_id: int | None = None) -> None:
     query = select(ChatFolder.id).where(
-        col(ChatFolder.owner_id) == user_id, func.lower(ChatFolder.name) == name.lower()
+        col(ChatFolder.owner_id) == user_id, col(ChatFolder.name_key) == name_key(name)
     )
     if except_id is not None:
         query = query.where(col(ChatFolder.id) != except_id)
     if session.exec(query).first() is not None:
-        raise ValidationFailed({"name": f"A folder named “{name}” already exists."})
+        raise _taken(name)
+
+
+def _flush_name(session: Session, folder: ChatFolder, name: str) -> None:
+    """Write the folder; a name another transaction took since `_check_unique` is the same
+    field error (the caller's transaction is then to be rolled back, as for any error)."""
+    session.add(folder)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        columns = ("chat_folder.owner_id", "chat_folder.name_key")
+        if violates(exc, constraint=UNIQUE_NAME, columns=columns):
+            raise _taken(name) from exc
+        raise
 
 
 def list_folders(*, session: Session, user_id: int) -> list[ChatFolder]:
-    """The person's folders by name (case-insensitive), then by age."""
+    """The person's folders by name, ignoring case (by its key), then by age."""
     query = (
         select(ChatFolder)
         .where(col(ChatFolder.owner_id) == user_id)
-        .order_by(func.lower(ChatFolder.name), col(ChatFolder.id))
+        .order_by(col(ChatFolder.name_key), col(ChatFolder.id))
     )
     return list(session.exec(query).all())
 
@@ -65,8 +85,7 @@ def create_folder(*, session: Session, user_id: int, name: str) -> ChatFolder:
     if count >= MAX_FOLDERS:
         raise ValidationFailed({"name": f"At most {MAX_FOLDERS} folders."})
     folder = ChatFolder(owner_id=user_id, name=clean)
-    session.add(folder)
-    session.flush()
+    _flush_name(session, folder, clean)
     return folder
 
 
@@ -75,8 +94,7 @@ def rename_folder(*, session: Session, user_id: int, folder_id: int, name: str) 
     folder = _require_folder(session, folder_id, user_id)
     _check_unique(session, clean, user_id, except_id=folder_id)
     folder.name = clean
-    session.add(folder)
-    session.flush()
+    _flush_name(session, folder, clean)
     return folder
 
 
@@ -184,7 +202,7 @@ def _folders_query():
     return (
         select(ChatFolder.id, ChatFolder.name, ChatFolder.collapsed)
         .where(col(ChatFolder.owner_id) == bindparam("owner"))
-        .order_by(func.lower(ChatFolder.name), col(ChatFolder.id))
+        .order_by(col(ChatFolder.name_key), col(ChatFolder.id))
     )
 
 

@@ -4,6 +4,7 @@ Rules: when any model exists exactly one is the default. The first model becomes
 making a model the default unsets the others, and deleting the default promotes the oldest
 remaining model. A stored API key belongs to its base URL: changing the URL without giving a
 key clears it (`update_model`), so a key is never sent to an address it was not given for.
+Names are unique by their key (`names.name_key`: `GPT` and `ｇｐｔ` are one name).
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from typing import Any
 from urllib.parse import ParseResult, urlparse
 
 from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from agent_chat.config import Settings
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.models import ModelConfig
+from agent_chat.db.names import name_key, violates
 
 log = logging.getLogger(__name__)
+
+UNIQUE_NAME = "uq_model_config_name_key"
 
 _UPDATABLE = {
     "name",
@@ -103,9 +108,10 @@ def _validate(
     if not name:
         errors["name"] = "A name is required."
     else:
-        clash = session.exec(select(ModelConfig).where(ModelConfig.name == name)).first()
+        query = select(ModelConfig).where(col(ModelConfig.name_key) == name_key(name))
+        clash = session.exec(query).first()
         if clash is not None and clash.id != own_id:
-            errors["name"] = f"A model named {name!r} already exists."
+            errors["name"] = _taken(name)
     parsed = urlparse(base_url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         errors["base_url"] = "The base URL must be an http:// or https:// URL with a host."
@@ -121,6 +127,22 @@ def _validate(
         errors["context_length"] = "The context length must be a positive whole number."
     if errors:
         raise ValidationFailed(errors)
+
+
+def _taken(name: str) -> str:
+    return f"A model named {name!r} already exists."
+
+
+def _flush_name(session: Session, model: ModelConfig, name: str) -> None:
+    """Write the model; a name another transaction took since `_validate` is the same field
+    error (the caller's transaction is then to be rolled back, as for any error)."""
+    session.add(model)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        if violates(exc, constraint=UNIQUE_NAME, columns=("model_config.name_key",)):
+            raise ValidationFailed({"name": _taken(name)}) from exc
+        raise
 
 
 def _make_default(session: Session, model: ModelConfig) -> None:
@@ -167,8 +189,7 @@ def create_model(
         context_length=context_length,
         **prices,
     )
-    session.add(model)
-    session.flush()
+    _flush_name(session, model, name)
     if is_default or first:
         _make_default(session, model)
     session.flush()
@@ -216,7 +237,7 @@ def update_model(*, session: Session, model_id: int, **fields: Any) -> ModelConf
         log.info(
             "Model %s: base URL changed without a new key; the stored key was removed", model_id
         )
-    session.add(model)
+    _flush_name(session, model, name)
     if fields.get("is_default"):
         _make_default(session, model)
     session.flush()

@@ -1,10 +1,8 @@
 """SQLModel tables (DESIGN.md §4). Plain SQLModel, not rx.Model (deprecated in Reflex).
 
-Enumerated columns are plain strings holding the StrEnum values, so the schema needs no
-database enum types and adding a value needs no migration. Datetimes are naive UTC; they are
-declared `sa_type=DateTime` because sqlmodel would otherwise make a timezone-aware column, and
-PostgreSQL would then read a naive value in the server's time zone.
-"""
+Enumerated columns are plain strings of the StrEnum values: no database enum types, and a new
+value needs no migration. Datetimes are naive UTC, declared `sa_type=DateTime` because sqlmodel
+would make a timezone-aware column, which PostgreSQL would read in the server's time zone."""
 
 from __future__ import annotations
 
@@ -15,6 +13,8 @@ from uuid import uuid4
 import sqlalchemy as sa
 from sqlalchemy import DateTime, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
+
+from agent_chat.db.names import keep_name_key
 
 
 def utcnow() -> datetime:
@@ -58,13 +58,14 @@ class ModelConfig(SQLModel, table=True):
 
     __tablename__ = "model_config"
     __table_args__ = (
-        # Named constraints, so a later SQLite batch migration can drop or alter them.
-        UniqueConstraint("name", name="uq_model_config_name"),
+        # Named, so a SQLite batch migration can drop it; on the key: db/names.py.
+        UniqueConstraint("name_key", name="uq_model_config_name_key"),
         {"extend_existing": True},
     )
 
     id: int | None = Field(default=None, primary_key=True)
     name: str
+    name_key: str = ""  # names.name_key(name), filled on every write
     base_url: str
     model_name: str
     api_key: str | None = None
@@ -81,19 +82,21 @@ class ChatFolder(SQLModel, table=True):
 
     __tablename__ = "chat_folder"
     __table_args__ = (
-        # Names are unique per owner (also case-insensitively: db/folders.py checks); the
-        # constraint leads with the owner, so it is the index of "my folders" too.
-        UniqueConstraint("owner_id", "name", name="uq_chat_folder_owner_id_name"),
+        # Unique per owner by the key (db/names.py); owner first: the index of "my folders".
+        UniqueConstraint("owner_id", "name_key", name="uq_chat_folder_owner_id_name_key"),
         {"extend_existing": True},
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    # The person whose folder it is (NULL only on an install from before accounts, until
-    # the first administrator adopts it: db/users.py).
+    # Whose folder; NULL only from before accounts, until the first admin adopts it.
     owner_id: int | None = Field(default=None, foreign_key="app_user.id", ondelete="CASCADE")
     name: str
+    name_key: str = ""  # names.name_key(name), filled on every write
     collapsed: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
+
+
+keep_name_key(ModelConfig, ChatFolder)
 
 
 class ChatSession(SQLModel, table=True):
@@ -101,8 +104,7 @@ class ChatSession(SQLModel, table=True):
 
     __tablename__ = "chat_session"
     __table_args__ = (
-        # Every read is one person's: the owner leads each index.
-        # A person's conversations of one status, most recent first (lists, the API).
+        # The owner leads each index. One status, most recent first (lists, the API).
         Index(
             "ix_chat_session_owner_id_status_last_message_at",
             "owner_id",
@@ -125,8 +127,7 @@ class ChatSession(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     session_uuid: str = Field(default_factory=new_uuid)
-    # The person whose conversation it is; nobody else reads or changes it (NULL only on an
-    # install from before accounts, until the first administrator adopts it).
+    # Only its owner reads or changes it; NULL only from before accounts (as folders').
     owner_id: int | None = Field(default=None, foreign_key="app_user.id", ondelete="CASCADE")
     title: str = ""
     model_id: int | None = Field(default=None, foreign_key="model_config.id", ondelete="SET NULL")
@@ -244,8 +245,7 @@ class ApiToken(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    # The person the token acts for (only on their data); NULL: made before accounts, adopted
-    # by the first administrator.
+    # Whom it acts for (on their data only); NULL: from before accounts (as folders').
     user_id: int | None = Field(
         default=None, foreign_key="app_user.id", ondelete="CASCADE", index=True
     )

@@ -19,6 +19,7 @@ from agent_chat.db import users
 from agent_chat.db.api_tokens import hash_token
 from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.db.models import AppUser, OidcAttempt, OidcIdentity, UserRole
+from agent_chat.db.names import name_key
 
 # How long the provider may take (the person types a password, maybe a second factor).
 ATTEMPT_LIFETIME = timedelta(minutes=10)
@@ -117,9 +118,10 @@ def list_identities(*, session: Session, user_id: int) -> list[OidcIdentity]:
 
 def username_candidate(preferred: str, email: str) -> str:
     """A username from the provider's `preferred_username`, else the local part of `email`:
-    lower case, other characters as dashes, at most 64; `user` when nothing is left."""
+    its key (`names.name_key`), other characters as dashes, at most 64; `user` when nothing
+    is left."""
     for raw in (preferred, email.partition("@")[0]):
-        clean = _NOT_USERNAME.sub("-", raw.strip().lower()).strip("-.")[:64].strip("-.")
+        clean = _NOT_USERNAME.sub("-", name_key(raw)).strip("-.")[:64].strip("-.")
         if clean:
             return clean
     return "user"

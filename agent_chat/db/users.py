@@ -1,7 +1,8 @@
 """Store functions for accounts (`app_user`).
 
-A username is 1-64 characters of letters, digits and `._-`, stored lower-cased (so `Alice`
-and `alice` are one person). The first administrator is made by `create_first_admin`, which
+A username is 1-64 characters of letters, digits and `._-`, stored as its key (`names.name_key`:
+case-folded, compatibility forms as plain letters), so `Alice`, `alice` and `ａｌｉｃｅ` are one
+person and the unique constraint on `username` is the key's. The first administrator is made by `create_first_admin`, which
 holds a write lock while it checks that there is no user yet: two requests at once make one.
 Disabling a user or changing their password ends their sessions in the same transaction.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, inspect, text, update
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, select
 
 from agent_chat.db import passwords
@@ -21,9 +22,11 @@ from agent_chat.db.auth_sessions import revoke_user_sessions
 from agent_chat.db.engine import make_engine
 from agent_chat.db.errors import NotFound, StoreError, ValidationFailed
 from agent_chat.db.models import ApiToken, AppUser, ChatFolder, ChatSession, UserRole, utcnow
+from agent_chat.db.names import name_key, violates
 
 USERNAME = re.compile(r"[a-z0-9._-]{1,64}")
 DISPLAY_NAME_MAX_CHARS = 100
+TAKEN = "That username is taken."
 
 
 class AlreadySetUp(StoreError):
@@ -40,7 +43,7 @@ class LoginCheck:
 
 
 def normalize_username(raw: str) -> str:
-    name = raw.strip().lower()
+    name = name_key(raw)
     if not USERNAME.fullmatch(name):
         raise ValidationFailed(
             {"username": "Use 1-64 letters, digits, dots, dashes or underscores."}
@@ -90,7 +93,7 @@ def get_user(*, session: Session, user_id: int) -> AppUser:
 
 
 def find_user(*, session: Session, username: str) -> AppUser | None:
-    name = username.strip().lower()
+    name = name_key(username)
     return session.exec(select(AppUser).where(AppUser.username == name)).first()
 
 
@@ -111,7 +114,7 @@ def create_user(
         _check_password(password or "")
         password_hash = passwords.hash_password(password or "")
     if find_user(session=session, username=name) is not None:
-        raise ValidationFailed({"username": "That username is taken."})
+        raise ValidationFailed({"username": TAKEN})
     row = AppUser(
         username=name,
         display_name=_display_name(display_name, name),
@@ -119,7 +122,12 @@ def create_user(
         role=UserRole(role).value,
     )
     session.add(row)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError as exc:  # taken since the check (a caller without `lock_users`)
+        if violates(exc, constraint="uq_app_user_username", columns=("app_user.username",)):
+            raise ValidationFailed({"username": TAKEN}) from exc
+        raise
     return row
 
 
@@ -172,7 +180,7 @@ def check_login(*, session: Session, username: str, password: str, now: datetime
     """Check a sign-in. An unknown or malformed username, or a user without a password
     (single sign-on), costs a hash verification too and fails alike. A right password records
     `last_login_at` (and upgrades an outdated hash)."""
-    name = username.strip().lower()
+    name = name_key(username)
     user = find_user(session=session, username=name) if USERNAME.fullmatch(name) else None
     ok, new_hash = passwords.verify(password, user.password_hash if user else None)
     if not ok or user is None:
@@ -250,12 +258,12 @@ def ensure_first_admin(
     if has_users(session=session):
         return None
     if admin_user and admin_password:
-        how = f"created administrator {admin_user.strip().lower()!r} from AGENT_CHAT_ADMIN_USER"
+        how = f"created administrator {name_key(admin_user)!r} from AGENT_CHAT_ADMIN_USER"
         password_hash = None
     elif legacy_password:
         admin_user = admin_user or "admin"
         how = (
-            f"created administrator {admin_user.strip().lower()!r} with the password of "
+            f"created administrator {name_key(admin_user)!r} with the password of "
             "AGENT_CHAT_PASSWORD (an install from before accounts); sign in with that "
             "username and password, then change it on the account page"
         )
