@@ -11,7 +11,8 @@ import pytest
 
 from agent_chat.db.names import name_key
 
-pytestmark = pytest.mark.e2e
+# On every database in ./test.sh, not only the last: the 500 was SQLite's (its lower()).
+pytestmark = [pytest.mark.e2e, pytest.mark.every_database]
 
 
 @pytest.mark.parametrize(
