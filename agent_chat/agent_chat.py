@@ -31,6 +31,10 @@ from agent_chat.state.sidebar import SidebarState
 from agent_chat.state.tokens import TokensState
 from agent_chat.state.users import UsersState
 from agent_chat.state.workspace import WorkspaceState
+from agent_chat.supervisor import respawn_failed_web_workers
+
+# Imported by granian's supervisor before it builds its server: a dead worker is replaced.
+respawn_failed_web_workers()
 
 
 def _tab_connected(token: str) -> bool:

@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -111,3 +112,30 @@ class BridgeSupervisor:
                 log.info("the bridge is back (pid %d)", self.process.pid)
                 pause = min(pause * 2, self.longest_pause_s)
                 break
+
+
+def respawn_failed_web_workers() -> None:
+    """Granian replaces a web worker that dies (kill -9, out of memory, a crash at import)
+    instead of stopping the whole server with it.
+
+    Reflex 0.10.1 starts granian's `Server` without `respawn_failed_workers`
+    (`reflex/utils/exec.py:run_granian_backend_prod`), so one dead worker stopped every
+    tab and run. Reflex imports the app in granian's supervisor before it builds the server
+    (`_preload_for_fork`, on Linux), and the app module calls this then: the server it
+    builds next respawns failed workers, each of which runs the app's lifespan and takes
+    over the runs whose lease expired (runs/takeover.py). The one place Reflex is bypassed
+    for this (docs/architecture.md, "Several web workers")."""
+    try:
+        from granian.server import Server
+    except ImportError:  # no granian: nothing to respawn
+        return
+    build = Server.__init__
+    if getattr(build, "respawns", False):
+        return
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("respawn_failed_workers", True)
+        build(self, *args, **kwargs)
+
+    __init__.respawns = True  # type: ignore[attr-defined]
+    Server.__init__ = __init__  # type: ignore[method-assign]
