@@ -31,7 +31,7 @@ from agent_chat.state.sidebar import SidebarState
 from agent_chat.state.tokens import TokensState
 from agent_chat.state.users import UsersState
 from agent_chat.state.workspace import WorkspaceState
-from agent_chat.supervisor import respawn_failed_web_workers
+from agent_chat.supervisor import exit_with_supervisor, respawn_failed_web_workers
 
 # Imported by granian's supervisor before it builds its server: a dead worker is replaced.
 respawn_failed_web_workers()
@@ -54,6 +54,7 @@ def _tab_connected(token: str) -> bool:
 @contextlib.asynccontextmanager
 async def services_lifespan():
     logging.basicConfig(level=logging.INFO)
+    exit_with_supervisor()  # a forked web worker ends with its granian supervisor
     # httpx logs every request at INFO, here mostly the bridge's /health polls: noise.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     await start_services(tab_connected=_tab_connected)

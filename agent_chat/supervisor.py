@@ -11,11 +11,14 @@ are gone with the process); the page's banner clears by itself once the new brid
 from __future__ import annotations
 
 import logging
+import os
 import secrets
+import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -139,3 +142,31 @@ def respawn_failed_web_workers() -> None:
 
     __init__.respawns = True  # type: ignore[attr-defined]
     Server.__init__ = __init__  # type: ignore[method-assign]
+
+
+def exit_with_supervisor(interval_s: float = 1.0, grace_s: float = 15.0) -> None:
+    """In a web worker forked by granian's supervisor (its parent runs the same command
+    line): end this worker when the supervisor is gone, e.g. killed with SIGKILL. Granian's
+    workers do not notice by themselves; an orphan went on holding the port with its runs
+    while `./run.sh` had stopped the bridge. SIGTERM first (the lifespan stops the
+    services), then `_exit` after `grace_s`. Any other parent (a shell, a launcher) is left
+    alone: a lone app process outlives its terminal as before. Linux (/proc) only."""
+    parent = os.getppid()
+    try:
+        same = (
+            Path(f"/proc/{parent}/cmdline").read_bytes() == Path("/proc/self/cmdline").read_bytes()
+        )
+    except OSError:
+        return
+    if not same:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval_s)
+        log.error("the web server's supervisor (pid %d) is gone: this worker stops", parent)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
