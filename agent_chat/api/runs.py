@@ -1,9 +1,11 @@
 """Runs (seed 000 §4.2.2): start one, its state, answer its question, stop it. The stream
-is `stream.py`. Every command is the page's RunManager command (state/live.py)."""
+is `stream.py`. Every command is the page's use case (services/runs.py, also state/live.py);
+`refusals` gives its refusals the status and code a client acts on."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import contextlib
+from collections.abc import Awaitable, Iterator
 
 from fastapi import APIRouter
 
@@ -11,15 +13,14 @@ from agent_chat import routes
 from agent_chat.api.deps import Backend, Me, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.schemas import Accepted, ResumeBody, RunCreate, RunStarted, RunStateOut
-from agent_chat.api.sessions import require_session, usable_skills
 from agent_chat.api.views import pending_out
-from agent_chat.db import api_reads, model_configs
-from agent_chat.db.messages import active_branch
+from agent_chat.db import api_reads
 from agent_chat.db.models import MessageStatus
-from agent_chat.db.running import RUN_ACTIVE, STILL_RUNNING, TOO_MANY_RUNS, too_many_runs
+from agent_chat.db.running import TOO_MANY_RUNS
 from agent_chat.protocol.events import RunState
-from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun
+from agent_chat.services import runs as use
+from agent_chat.services.runs import MESSAGE_TOO_LONG, InvalidRunInput, RunConflict
 
 router = APIRouter(tags=["runs"])
 
@@ -30,46 +31,33 @@ FINAL_STATES = {
 }
 
 
-def check_message(svc: Backend, text: str, field: str = "message") -> None:
-    """The page's message rules, with the status a client expects (422 empty, 413 long)."""
-    limit = svc.settings.max_message_chars
-    if len(text) > limit:
-        raise ApiError(
-            413,
-            f"The message has {len(text):,} characters; the limit is {limit:,}.",
-            code="message_too_long",
-            fields={field: f"at most {limit:,} characters"},
-        )
-    try:
-        svc.runs.validate_message(text)
-    except RunRefused as exc:
-        raise ApiError(422, str(exc), fields={field: str(exc)}) from exc
-
-
-async def check_can_start(svc: Backend, session_uuid: str, me: int) -> None:
-    """409 while the conversation runs, 429 at the person's run limit, on any worker
-    (RunManager checks again)."""
-    if await svc.runs.running_in(session_uuid, user_id=me):
-        raise refused(RunRefused(STILL_RUNNING, RUN_ACTIVE))
-    working = await svc.runs.working_runs(user_id=me)
-    if working >= svc.settings.max_active_runs:
-        limit = svc.settings.max_active_runs
-        raise refused(RunRefused(too_many_runs(working, limit), TOO_MANY_RUNS))
-
-
 def refused(exc: RunRefused) -> ApiError:
     """429 (retry later) at the person's run limit, 409 for every other refusal: the same
-    whether this check, the manager's or the turn's transaction (several workers) said so."""
+    whether the use case's check, the manager's or the turn's transaction (several workers)
+    said so."""
     if exc.code == TOO_MANY_RUNS:
         return ApiError(429, str(exc), code=TOO_MANY_RUNS, headers={"Retry-After": "5"})
     return ApiError(409, str(exc), code=exc.code)
 
 
-async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunStarted:
+@contextlib.contextmanager
+def refusals() -> Iterator[None]:
+    """A run use case's refusals that carry a code (api/errors.py maps the rest: NotFound,
+    UnknownRun 404, Busy 409, ValidationFailed 422): a too long message is 413."""
     try:
-        run = await command
+        yield
     except RunRefused as exc:
         raise refused(exc) from exc
+    except InvalidRunInput as exc:
+        status = 413 if exc.code == MESSAGE_TOO_LONG else 422
+        raise ApiError(status, str(exc), code=exc.code, fields=exc.field_errors) from exc
+    except RunConflict as exc:
+        raise ApiError(409, str(exc), code=exc.code) from exc
+
+
+async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunStarted:
+    with refusals():
+        run = await command
     new_id = run.user_message_id if new_version == "user" else run.assistant_message_id
     return RunStarted(
         run_id=run.run_id,
@@ -88,39 +76,9 @@ async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunSta
 async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunStarted:
     """Ask: the message joins the active branch and a run answers it (follow it with the
     stream). `parentMessageId`, if given, must be the branch's last message."""
-    chat = await require_session(svc, session_id, me)
-    check_message(svc, body.message)
-    if body.model_id is not None:
-        model = await svc.storage.call(model_configs.get_model, model_id=body.model_id)
-        if model is None:
-            raise ApiError(
-                422, f"There is no model {body.model_id}.", fields={"modelId": "unknown"}
-            )
-    if body.skill_folder is not None and body.skill_folder not in usable_skills(svc):
-        raise ApiError(
-            422,
-            f"There is no usable skill {body.skill_folder!r}.",
-            fields={"skillFolder": "unknown"},
-        )
-    if body.tool_profile is not None and body.tool_profile not in svc.settings.tool_profiles:
-        raise ApiError(
-            422,
-            f"The tool profile {body.tool_profile!r} is not enabled here.",
-            fields={"toolProfile": "not enabled"},
-        )
-    await check_can_start(svc, session_id, me)
-    if body.parent_message_id is not None:
-        branch = await svc.storage.call(active_branch, chat_session_id=chat.id)
-        leaf = branch[-1].id if branch else None
-        if body.parent_message_id != leaf:
-            raise ApiError(
-                409,
-                f"Message {body.parent_message_id} is not the end of the active branch "
-                f"(that is {leaf}): activate its version first, or edit a message.",
-                code="not_branch_end",
-            )
     return await started(
-        svc.runs.send(
+        use.start_run(
+            svc,
             user_id=me,
             session_uuid=session_id,
             text=body.message,
@@ -128,6 +86,7 @@ async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunSt
             skill_folder=body.skill_folder,
             tool_profile=body.tool_profile,
             max_iterations=body.max_iterations,
+            parent_message_id=body.parent_message_id,
         ),
         new_version="assistant",
     )
@@ -175,21 +134,10 @@ async def run_state(svc: Svc, me: Me, run_id: str) -> RunStateOut:
 )
 async def resume_run(svc: Svc, me: Me, run_id: str, body: ResumeBody) -> Accepted:
     """Answer the run's pending question (`clarifyId` from the state or the stream)."""
-    info = await require_run(svc, run_id, me)
-    if not await svc.runs.run_state(run_id, user_id=me):
-        raise ApiError(409, "The run is not running any more.", code="run_finished")
-    if info.pause is None or info.pause.clarify_id != body.clarify_id:
-        raise ApiError(
-            409, "That question is not open (already answered, or not asked).", code="not_open"
+    with refusals():
+        await use.answer(
+            svc, user_id=me, run_id=run_id, clarify_id=body.clarify_id, answer=body.answer
         )
-    try:
-        await svc.runs.answer(
-            run_id, body.clarify_id, body.answer.strip() or body.answer, user_id=me
-        )
-    except BridgeError as exc:
-        if exc.status_code == 404:
-            raise ApiError(409, "That question was already answered.", code="not_open") from exc
-        raise
     return Accepted(run_id=run_id, status="answered")
 
 
@@ -198,8 +146,6 @@ async def resume_run(svc: Svc, me: Me, run_id: str, body: ResumeBody) -> Accepte
 )
 async def stop_run(svc: Svc, me: Me, run_id: str) -> Accepted:
     """Stop the run; the stream ends with `run_stopped`."""
-    await require_run(svc, run_id, me)
-    if not await svc.runs.run_state(run_id, user_id=me):
-        raise ApiError(409, "The run is not running any more.", code="run_finished")
-    await svc.runs.stop(run_id, user_id=me)
+    with refusals():
+        await use.stop(svc, user_id=me, run_id=run_id)
     return Accepted(run_id=run_id, status="stopping")

@@ -1,7 +1,8 @@
 """Sessions (seed 000 §4.2.1): create, list, read, change, delete, reset, page messages.
 
-Changing and deleting one are the page's use cases (services/conversations.py, also
-state/sidebar.py, state/folders.py); a session's `{session_id}` is its UUID.
+Changing, deleting and resetting one are the page's use cases (services/conversations.py,
+services/runs.py, also state/sidebar.py, state/folders.py, state/chat.py); a session's
+`{session_id}` is its UUID.
 """
 
 from __future__ import annotations
@@ -30,30 +31,18 @@ from agent_chat.db import api_reads, pauses, sessions
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
-from agent_chat.services import conversations
 from agent_chat.services.conversations import (
     UNSET,
     change_conversation,
     conversation_for,
     conversation_state,
     delete_conversation,
-    usable_skills,  # also api/runs.py's
+    usable_skills,
 )
+from agent_chat.services.runs import reset_conversation
 
 router = APIRouter(tags=["sessions"])
 MAX_PAGE = 200
-
-
-async def require_session(svc: Backend, session_id: str, me: int) -> ChatSession:
-    """`me`'s conversation; 404 when it is missing or another person's (the same answer)."""
-    return await conversation_for(svc, user_id=me, session_uuid=session_id)
-
-
-async def refuse_while_running(svc: Backend, session_uuid: str, me: int, action: str) -> None:
-    """409 (`Busy`) while a run of the conversation goes on."""
-    await conversations.refuse_while_running(
-        svc, user_id=me, session_uuid=session_uuid, action=action
-    )
 
 
 async def _session_out(svc: Backend, chat: ChatSession, me: int) -> SessionOut:
@@ -187,12 +176,12 @@ async def reset_session(
     svc: Svc, me: Me, session_id: str, body: ResetBody | None = None
 ) -> SessionOut:
     """A fresh agent: later runs see nothing above the RESET marker."""
-    await require_session(svc, session_id, me)
     try:
-        await svc.runs.reset(user_id=me, session_uuid=session_id)
+        await reset_conversation(svc, user_id=me, session_uuid=session_id)
     except RunRefused as exc:
         raise ApiError(409, str(exc)) from exc
-    return await _session_out(svc, await require_session(svc, session_id, me), me)
+    chat = await conversation_for(svc, user_id=me, session_uuid=session_id)
+    return await _session_out(svc, chat, me)
 
 
 @router.get(routes.API_SESSION_MESSAGES, response_model=MessagePage, responses=responses(404))

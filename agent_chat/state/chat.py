@@ -10,8 +10,6 @@ import reflex as rx
 from agent_chat import routes, tool_profiles
 from agent_chat.db import logs, model_configs, sessions
 from agent_chat.db.conversation import load_conversation
-from agent_chat.db.errors import StoreError
-from agent_chat.db.messages import switch_version
 from agent_chat.protocol.log_codec import row_to_event
 from agent_chat.protocol.reducer import replay
 from agent_chat.rows import (
@@ -24,10 +22,11 @@ from agent_chat.rows import (
     skill_row,
 )
 from agent_chat.runs.client import BridgeError
-from agent_chat.runs.manager import RunRefused
-from agent_chat.services import conversations
+from agent_chat.services import conversations, versions
+from agent_chat.services import runs as run_cases
 from agent_chat.services.conversations import ConversationNotFound, conversation_for
 from agent_chat.services.errors import Busy
+from agent_chat.services.runs import REFUSALS
 from agent_chat.skills import list_skills
 from agent_chat.state.sidebar import SidebarState
 from agent_chat.usage import answer_usage, conversation_meter
@@ -289,26 +288,28 @@ class ChatState(SidebarState):
     @rx.event
     async def switch_version(self, message_id: int, step: int) -> None:
         """Show the previous/next version of a message (and the branch below it)."""
-        if await self.refuse_while_running("Switching versions"):
-            return
         try:
-            await self.svc().storage.call(
-                switch_version, message_id=message_id, user_id=await self.user_id(), step=step
+            await versions.switch_version(
+                self.svc(), user_id=await self.user_id(), message_id=message_id, step=step
             )
-        except StoreError as exc:
+        except Busy as exc:
+            self.show_error(str(exc))
+            return
+        except REFUSALS as exc:
             self.show_error(f"Could not switch versions: {exc}")
         await self.reload_messages()
 
     @rx.event
     async def reset_session(self) -> None:
         """Start the agent afresh: later questions do not see the messages above the marker."""
-        if await self.refuse_while_running("Resetting the context"):
-            return
         try:
-            await self.svc().runs.reset(
-                user_id=await self.user_id(), session_uuid=self.current_uuid
+            await run_cases.reset_conversation(
+                self.svc(), user_id=await self.user_id(), session_uuid=self.current_uuid
             )
-        except (RunRefused, BridgeError) as exc:
+        except Busy as exc:
+            self.show_error(str(exc))
+            return
+        except (*REFUSALS, BridgeError) as exc:
             self.show_error(f"Could not reset the context: {exc}")
             return
         await self.reload_messages()

@@ -11,21 +11,25 @@ newer loop (page load, reconnect) makes the older one stop at its next step.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.db import queue, sessions
-from agent_chat.db.errors import StoreError
 from agent_chat.live.feed import LiveFeed
 from agent_chat.live.notices import notices
 from agent_chat.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
-from agent_chat.runs.manager import RunRefused, StartedRun, UnknownRun
+from agent_chat.runs.manager import StartedRun, UnknownRun
+from agent_chat.services import runs as use
+from agent_chat.services import versions
+from agent_chat.services.conversations import ConversationNotFound, conversation_state
+from agent_chat.services.runs import REFUSALS, RunConflict
 from agent_chat.state.chat import COMPOSER_ID, ChatState
 from agent_chat.state.page_scripts import clear_composer, notify_script
 
+NO_CONVERSATION = "This conversation does not exist (it may have been deleted)."
 COALESCE_S = 0.05  # at most one live update per 50 ms per tab
 LONG_ANSWER = 16_000  # characters; beyond, one update per 100 ms (benchmarks/RESULTS.md #3)
 TAB_CHECK_S = 30.0  # how often an idle watcher checks that its tab is still there
@@ -74,7 +78,7 @@ class LiveState(ChatState):
         events = [LiveState.watch(self._watcher)]
         shown = self.current_uuid and not self.not_found  # only the person's own (load_chat)
         me = await self.user_id_or_none() if shown else None
-        if me is not None and await self.svc().runs.running_in(self.current_uuid, user_id=me):
+        if me is not None and await self._runs_here(me):
             events.append(self._follow())
         elif self.run_id:
             self._clear_live()
@@ -84,70 +88,71 @@ class LiveState(ChatState):
         self._follower = uuid.uuid4().hex
         return LiveState.follow(self._follower)
 
+    async def _runs_here(self, me: int) -> bool:
+        """Whether a run of the shown conversation goes on (consumed by any worker)."""
+        try:
+            state = await conversation_state(self.svc(), user_id=me, session_uuid=self.current_uuid)
+        except ConversationNotFound:  # deleted meanwhile: the next load says so
+            return False
+        return bool(state)
+
     # ---- commands ------------------------------------------------------------------------
 
     @rx.event
     async def send(self, form: dict):
+        """Enter: a run answers the message, or it is queued while one goes on."""
         text = str(form.get("message") or "")
-        svc = self.svc()
-        me = await self.user_id()
         self.composer_error = ""
-        try:
-            svc.runs.validate_message(text)
-        except RunRefused as exc:
-            self.composer_error = str(exc)
-            return None
         if self.not_found:
-            self.composer_error = "This conversation does not exist (it may have been deleted)."
+            self.composer_error = NO_CONVERSATION
             return None
-        if self.current_uuid and await svc.runs.running_in(self.current_uuid, user_id=me):
-            return await self._queue(text)  # a run works (on any worker): Enter queues
-        new_session = not self.current_uuid
-        if new_session:  # the conversation starts with its first message
-            draft_uuid, draft_hermes = self.take_draft()
-            chat = await svc.storage.call(
-                sessions.create_session,
-                user_id=me,
-                session_uuid=draft_uuid,
-                hermes_session=draft_hermes,
-            )
-            self.current_uuid = chat.session_uuid
+        if not self.current_uuid:  # the conversation starts with its first message
+            return await self._start_conversation(text)
         try:
-            started = await svc.runs.send(
-                user_id=me, session_uuid=self.current_uuid, text=text, **self.composer_choices()
-            )
-        except RunRefused as exc:
-            self.composer_error = str(exc)  # the text stays in the box: nothing is lost
-            if new_session:  # no message, no conversation: the page stays a new one
-                await svc.storage.call(
-                    sessions.delete_session, session_uuid=self.current_uuid, user_id=me
-                )
-                self.restore_draft(self.current_uuid, draft_hermes)
-            return None
-        follow = await self._after_new_run(started)
-        if not new_session:
-            return [clear_composer(text), follow]
-        # The new conversation's own URL: the same page (no remount, the composer keeps what
-        # was typed since), whose load starts the follower.
-        return [clear_composer(text), rx.redirect(routes.chat_url(self.current_uuid), replace=True)]
-
-    # ---- queue and steer while a run works ----------------------------------------------
-
-    async def _queue(self, text: str):
-        try:
-            started = await self.svc().runs.queue(
+            started = await use.send_message(
+                self.svc(),
                 user_id=await self.user_id(),
                 session_uuid=self.current_uuid,
                 text=text,
                 **self.composer_choices(),
             )
-        except (RunRefused, StoreError) as exc:
-            self.composer_error = str(exc)
+        except ConversationNotFound:
+            self.composer_error = NO_CONVERSATION
             return None
-        follow = await self._after_new_run(started) if started else None
+        except REFUSALS as exc:
+            self.composer_error = str(exc)  # the text stays in the box: nothing is lost
+            return None
+        return await self._sent(started, text)
+
+    async def _start_conversation(self, text: str):
+        draft_uuid, draft_hermes = self.take_draft()
+        try:
+            started = await use.start_conversation(
+                self.svc(),
+                user_id=await self.user_id(),
+                session_uuid=draft_uuid,
+                hermes_session=draft_hermes,
+                text=text,
+                **self.composer_choices(),
+            )
+        except REFUSALS as exc:
+            self.composer_error = str(exc)
+            self.restore_draft(draft_uuid, draft_hermes)  # the page stays a new one
+            return None
+        self.current_uuid = draft_uuid
+        await self._after_new_run(started)
+        # The new conversation's own URL: the same page (no remount, the composer keeps what
+        # was typed since), whose load starts the follower.
+        return [clear_composer(text), rx.redirect(routes.chat_url(self.current_uuid), replace=True)]
+
+    async def _sent(self, started: StartedRun | None, text: str):
+        """Show the message sent (its run followed) or queued (in the queue's list)."""
         if started is None:
             await self.reload_messages()
-        return [clear_composer(text), *([follow] if follow else [])]
+            return [clear_composer(text)]
+        return [clear_composer(text), await self._after_new_run(started)]
+
+    # ---- queue and steer while a run works ----------------------------------------------
 
     @rx.event
     async def queue_message(self, text: str):
@@ -155,7 +160,19 @@ class LiveState(ChatState):
         self.composer_error = ""
         if not self.current_uuid:
             return LiveState.send({"message": text})
-        return await self._queue(str(text or ""))
+        text = str(text or "")
+        try:
+            started = await use.queue_message(
+                self.svc(),
+                user_id=await self.user_id(),
+                session_uuid=self.current_uuid,
+                text=text,
+                **self.composer_choices(),
+            )
+        except REFUSALS as exc:
+            self.composer_error = str(exc)
+            return None
+        return await self._sent(started, text)
 
     @rx.event
     async def steer(self, text: str):
@@ -164,31 +181,34 @@ class LiveState(ChatState):
         if not self.run_id:
             self.composer_error = "Nothing is running: send it as a message instead."
             return None
+        text = str(text or "")
         try:
-            await self.svc().runs.steer(self.run_id, str(text or ""), user_id=await self.user_id())
-        except (RunRefused, UnknownRun) as exc:
+            await use.steer(self.svc(), user_id=await self.user_id(), run_id=self.run_id, text=text)
+        except REFUSALS as exc:
             self.composer_error = str(exc)
             return None
         except BridgeError as exc:
             self.composer_error = f"The guidance was not delivered: {exc.message}"
             return None
-        return clear_composer(str(text or ""))
+        return clear_composer(text)
 
     @rx.event
     async def cancel_queued(self, queued_id: str) -> None:
-        await self.svc().storage.call(
-            queue.delete_queued, queued_id=int(queued_id), user_id=await self.user_id()
-        )
+        with contextlib.suppress(*REFUSALS):  # sent or removed meanwhile: the list shows it
+            await use.take_queued(self.svc(), user_id=await self.user_id(), queued_id=queued_id)
         await self.reload_messages()
 
     @rx.event
     async def edit_queued(self, queued_id: str):
         """Take a queued message back into the composer to change it."""
-        taken = await self.svc().storage.call(
-            queue.delete_queued, queued_id=int(queued_id), user_id=await self.user_id()
-        )
+        try:
+            text = await use.take_queued(
+                self.svc(), user_id=await self.user_id(), queued_id=queued_id
+            )
+        except REFUSALS:
+            text = None  # sent or removed meanwhile
         await self.reload_messages()
-        return rx.set_value(COMPOSER_ID, taken.content) if taken else None
+        return rx.set_value(COMPOSER_ID, text) if text is not None else None
 
     async def _after_new_run(self, started: StartedRun):
         """Show the run just started here; the event that follows it live."""
@@ -201,16 +221,11 @@ class LiveState(ChatState):
     async def submit_edit(self, form: dict):
         """Send the edited text as a new version of the user message, answered afresh."""
         message_id, text = self.editing_id, str(form.get("text") or "")
-        if await self.refuse_while_running("Editing"):
-            return None
         try:
-            started = await self.svc().runs.edit(
-                user_id=await self.user_id(),
-                session_uuid=self.current_uuid,
-                message_id=message_id,
-                text=text,
+            started = await versions.edit_and_resend(
+                self.svc(), user_id=await self.user_id(), message_id=message_id, text=text
             )
-        except RunRefused as exc:
+        except REFUSALS as exc:
             self.show_error(str(exc))
             return None
         self.editing_id = 0
@@ -219,13 +234,11 @@ class LiveState(ChatState):
     @rx.event
     async def regenerate(self, message_id: int):
         """Answer the same question again as a new version of this answer."""
-        if await self.refuse_while_running("Regenerating"):
-            return None
         try:
-            started = await self.svc().runs.regenerate(
-                user_id=await self.user_id(), session_uuid=self.current_uuid, message_id=message_id
+            started = await versions.regenerate(
+                self.svc(), user_id=await self.user_id(), message_id=message_id
             )
-        except RunRefused as exc:
+        except REFUSALS as exc:
             self.show_error(str(exc))
             return None
         return await self._after_new_run(started)
@@ -235,37 +248,39 @@ class LiveState(ChatState):
         if not self.run_id:
             return
         try:
-            await self.svc().runs.stop(self.run_id, user_id=await self.user_id())
+            await use.stop(self.svc(), user_id=await self.user_id(), run_id=self.run_id)
+        except RunConflict:
+            pass  # it ended meanwhile: the follower shows how
         except BridgeError as exc:
             self.show_error(f"Could not stop the run: {exc.message}")
-        except UnknownRun as exc:
+        except REFUSALS as exc:
             self.show_error(f"Could not stop the run: {exc}")
 
     @rx.event
     async def answer_question(self, answer: str):
-        """Send the person's answer to the agent's pending question."""
-        answer = (answer or "").strip()
-        if not answer:
-            self.answer_error = "Choose an option or type an answer."
-            return
+        """Send the person's answer to the agent's pending question (or approval)."""
         if not self.clarify_id or self.answer_sending:
             self.answer_error = "This question was already answered."
             return
         self.answer_sending, self.answer_error = True, ""
         yield
         try:
-            await self.svc().runs.answer(
-                self.run_id, self.clarify_id, answer, user_id=await self.user_id()
+            await use.answer(
+                self.svc(),
+                user_id=await self.user_id(),
+                run_id=self.run_id,
+                clarify_id=self.clarify_id,
+                answer=str(answer or ""),
             )
-        except UnknownRun:
+        except (RunConflict, UnknownRun):
             self.answer_sending = False
             self.answer_error = "This question was already answered or is no longer open."
+        except REFUSALS as exc:
+            self.answer_sending = False
+            self.answer_error = str(exc)
         except BridgeError as exc:
             self.answer_sending = False
-            if exc.status_code == 404:
-                self.answer_error = "This question was already answered or is no longer open."
-            else:
-                self.answer_error = f"The answer could not be delivered: {exc.message}"
+            self.answer_error = f"The answer could not be delivered: {exc.message}"
 
     @rx.event
     async def answer_custom(self, form: dict):
@@ -367,7 +382,7 @@ class LiveState(ChatState):
                     if current and (shown is None or current in shown) and not self.run_id:
                         # A run of this conversation came or went elsewhere: show it.
                         await self.reload_messages()
-                        if await svc.runs.running_in(current, user_id=me):
+                        if await self._runs_here(me):
                             follow = self._follow()
                 if tell is not None:
                     yield tell

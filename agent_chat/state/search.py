@@ -11,6 +11,7 @@ from agent_chat import routes
 from agent_chat.db.errors import StoreError
 from agent_chat.db.search import SearchHit, open_hit, search
 from agent_chat.rows import SearchHitRow, SegmentRow
+from agent_chat.services.conversations import conversation_state
 from agent_chat.state.chat import PAGE_SIZE, ChatState
 
 # Finds the message once the page shows it (the conversation loads after the navigation),
@@ -69,12 +70,13 @@ class SearchState(ChatState):
             return rx.redirect(url)
         svc = self.svc()
         me = await self.user_id()
-        running = bool(await svc.runs.running_in(session_uuid, user_id=me))
         try:
+            # A run answers on the branch shown: the hit's is not switched to meanwhile.
+            running = bool(await conversation_state(svc, user_id=me, session_uuid=session_uuid))
             opened = await svc.storage.call(
                 open_hit, user_id=me, message_id=message_id, switch=not running
             )
-        except StoreError:
+        except StoreError:  # the conversation too (ConversationNotFound)
             self.show_error("This message no longer exists; the search results were old.")
             await self.set_query(self.query)
             return None

@@ -1,0 +1,94 @@
+"""Use cases on a message's versions: regenerate an answer and edit-and-resend a question
+(each a new version, answered by a new run), and switch which version is shown.
+
+The page (state/live.py, state/chat.py) and the HTTP API (api/versions.py) call these; the
+refusals are those of services/runs.py (a run going on is `RunRefused` RUN_ACTIVE for a new
+version, `Busy` for a switch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_chat.db import messages, turns
+from agent_chat.db.errors import NotFound
+from agent_chat.db.models import ChatMessage, MessageRole
+from agent_chat.runs.manager import StartedRun
+from agent_chat.services.backend import Backend
+from agent_chat.services.conversations import refuse_while_running
+from agent_chat.services.runs import InvalidRunInput, check_can_start, check_message
+
+
+def _message_and_uuid(
+    *, session: Any, message_id: int, user_id: int
+) -> tuple[ChatMessage, str] | None:
+    """The message and its conversation's uuid, if it is `user_id`'s (one transaction)."""
+    message = messages.owned_message(session=session, message_id=message_id, user_id=user_id)
+    if message is None:
+        return None
+    return message, turns.session_uuid_of(session=session, chat_session_id=message.session_id)
+
+
+async def owned_message(
+    svc: Backend, *, user_id: int, message_id: int, role: MessageRole | None = None
+) -> tuple[ChatMessage, str]:
+    """`user_id`'s message (of `role`, if given) and its conversation's uuid; `NotFound`
+    for a missing message or another person's (the same answer)."""
+    if not isinstance(message_id, int) or isinstance(message_id, bool):
+        raise NotFound(f"Message {message_id!r} does not exist.")  # a page event sends anything
+    found = await svc.storage.call(_message_and_uuid, message_id=message_id, user_id=user_id)
+    if found is None:
+        raise NotFound(f"Message {message_id} does not exist.")
+    message, session_uuid = found
+    if role is not None and message.role != role.value:
+        wanted = role.value.lower()
+        raise InvalidRunInput(
+            f"Message {message_id} is a {message.role.lower()} message; "
+            f"this needs a{'n' if wanted[0] in 'aeiou' else ''} {wanted} message.",
+            {"messageId": f"not a {wanted} message"},
+            "wrong_role",
+        )
+    return message, session_uuid
+
+
+async def regenerate(svc: Backend, *, user_id: int, message_id: int) -> StartedRun:
+    """A new version of an assistant message: the same question answered again."""
+    _, session_uuid = await owned_message(
+        svc, user_id=user_id, message_id=message_id, role=MessageRole.ASSISTANT
+    )
+    await check_can_start(svc, user_id=user_id, session_uuid=session_uuid, action="Regenerating")
+    return await svc.runs.regenerate(
+        user_id=user_id, session_uuid=session_uuid, message_id=message_id
+    )
+
+
+async def edit_and_resend(svc: Backend, *, user_id: int, message_id: int, text: str) -> StartedRun:
+    """A new version of a user message with this text, answered afresh from the same point
+    (the branch below the old version stays, one version away)."""
+    _, session_uuid = await owned_message(
+        svc, user_id=user_id, message_id=message_id, role=MessageRole.USER
+    )
+    check_message(svc, text, field="content")
+    await check_can_start(svc, user_id=user_id, session_uuid=session_uuid, action="Editing")
+    return await svc.runs.edit(
+        user_id=user_id, session_uuid=session_uuid, message_id=message_id, text=text
+    )
+
+
+async def switch_version(
+    svc: Backend, *, user_id: int, message_id: int, step: int = 0
+) -> ChatMessage:
+    """Show the version `step` places away from this message (0: this one; clamped to the
+    first and last) and the branch below it from now on; the version shown. `Busy` while a
+    run of the conversation goes on (it answers on the branch shown)."""
+    if not isinstance(step, int) or isinstance(step, bool):
+        raise InvalidRunInput(
+            f"A version step is a whole number, not {step!r}.", {"step": "not a whole number"}
+        )
+    _, session_uuid = await owned_message(svc, user_id=user_id, message_id=message_id)
+    await refuse_while_running(
+        svc, user_id=user_id, session_uuid=session_uuid, action="Switching versions"
+    )
+    return await svc.storage.call(
+        messages.switch_version, message_id=message_id, user_id=user_id, step=step
+    )
