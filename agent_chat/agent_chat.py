@@ -21,6 +21,7 @@ from agent_chat.pages.users import users_page
 from agent_chat.services.runtime import services, start_services, stop_services
 from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
+from agent_chat.state.base import AppState
 from agent_chat.state.bridges import BridgesState
 from agent_chat.state.chat import ChatState
 from agent_chat.state.hosting import HostingState
@@ -96,19 +97,31 @@ app = _App(
     ],
 )
 app.register_lifespan_task(services_lifespan)
-app.add_page(index_page, route=routes.INDEX, on_load=ChatState.load_index, title="Agent Chat")
+app.add_page(
+    index_page,
+    route=routes.INDEX,
+    on_load=[AppState.bind_tab, ChatState.load_index],
+    title="Agent Chat",
+)
 app.add_page(
     chat_page,
     route=routes.CHAT,
     # On every (re)connect: a tab that reconnects to a restarted worker gets a fresh state
     # (Reflex's token reassignment), and the account footer's own on_mount does not run again.
-    on_load=[ChatState.load_chat, LiveState.start, WorkspaceState.resume_poll, AccountState.load],
+    on_load=[
+        AppState.bind_tab,
+        ChatState.load_chat,
+        LiveState.start,
+        WorkspaceState.resume_poll,
+        AccountState.load,
+    ],
     title="Agent Chat",
 )
 app.add_page(
     models_page,
     route=routes.SETTINGS_MODELS,
     on_load=[
+        AppState.bind_tab,
         SidebarState.load_list,
         ModelsState.load,
         ModelsState.new,
@@ -122,18 +135,18 @@ app.add_page(
 app.add_page(
     tokens_page,
     route=routes.SETTINGS_TOKENS,
-    on_load=[SidebarState.load_list, TokensState.load],
+    on_load=[AppState.bind_tab, SidebarState.load_list, TokensState.load],
     title="API tokens · Agent Chat",
 )
 app.add_page(
     account_page,
     route=routes.SETTINGS_ACCOUNT,
-    on_load=[SidebarState.load_list, AccountState.open_page],
+    on_load=[AppState.bind_tab, SidebarState.load_list, AccountState.open_page],
     title="Account · Agent Chat",
 )
 app.add_page(
     users_page,
     route=routes.SETTINGS_USERS,
-    on_load=[SidebarState.load_list, UsersState.load],
+    on_load=[AppState.bind_tab, SidebarState.load_list, UsersState.load],
     title="Users · Agent Chat",
 )

@@ -12,9 +12,11 @@ from agent_chat.state.account import AccountState
 
 
 def _post_then_login(path: str) -> str:
+    # The tab's Reflex token goes too: whoever signs in next in this tab gets new states.
     return (
         f"fetch('{path}', {{method: 'POST', credentials: 'same-origin'}})"
-        ".finally(() => window.location.assign('/login'))"
+        ".finally(() => { window.sessionStorage.removeItem('token');"
+        " window.location.assign('/login'); })"
     )
 
 

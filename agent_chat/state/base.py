@@ -56,10 +56,31 @@ async def _lookup(token: str | None, *, fresh: bool = False) -> SignedIn | None:
     return found
 
 
+# Drops the tab's Reflex token (sessionStorage, Reflex's frontend `TOKEN_KEY`) and loads
+# the page again: the tab gets a new token, so fresh states on the server.
+FORGET_TAB = "window.sessionStorage.removeItem('token'); window.location.reload()"
+
+
 class AppState(rx.State):
     """Root of the app's states. Feature states derive from it."""
 
     banner: str = ""
+    # Whose this tab's states are (the first person an event of it came from). A tab's
+    # states outlive a sign-out; another person signing in in the same tab must find none
+    # of them (drafts, search results, open dialogs): `bind_tab` gives the tab new ones.
+    _person: int = 0
+
+    @rx.event
+    async def bind_tab(self):
+        """First on every page's load: the states belong to who is signed in now, else the
+        tab starts afresh (a new token)."""
+        me = await self.user_id_or_none()
+        if me is None:
+            return None
+        if self._person and self._person != me:
+            return rx.call_script(FORGET_TAB)
+        self._person = me
+        return None
 
     @rx.event
     def dismiss_banner(self) -> None:
