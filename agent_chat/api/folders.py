@@ -1,5 +1,6 @@
-"""Sidebar folders over the HTTP API (db/folders.py); a conversation is filed with
-PATCH /api/chat/sessions/{id} {"folderId": …} and pinned with {"pinned": true}."""
+"""Sidebar folders over the HTTP API (services/folders.py, the page's use cases); a
+conversation is filed with PATCH /api/chat/sessions/{id} {"folderId": …} and pinned with
+{"pinned": true}."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import responses
 from agent_chat.api.schemas import MAX_ID, Body, Out, Timestamp
-from agent_chat.db import folders
 from agent_chat.db.folders import FOLDER_NAME_MAX_CHARS
 from agent_chat.db.models import ChatFolder
+from agent_chat.services import folders
 
 router = APIRouter(tags=["folders"])
 FolderId = Path(..., ge=1, le=MAX_ID)
@@ -42,7 +43,7 @@ def _out(folder: ChatFolder) -> FolderOut:
 @router.get(routes.API_FOLDERS, response_model=FolderList)
 async def list_folders(svc: Svc, me: Me) -> FolderList:
     """The folders, by name."""
-    rows = await svc.storage.call(folders.list_folders, user_id=me)
+    rows = await folders.list_folders(svc, user_id=me)
     return FolderList(folders=[_out(f) for f in rows])
 
 
@@ -51,14 +52,12 @@ async def list_folders(svc: Svc, me: Me) -> FolderList:
 )
 async def create_folder(svc: Svc, me: Me, body: FolderBody) -> FolderOut:
     """A new folder (names are unique, ignoring case)."""
-    return _out(await svc.storage.call(folders.create_folder, user_id=me, name=body.name))
+    return _out(await folders.create_folder(svc, user_id=me, name=body.name))
 
 
 @router.patch(routes.API_FOLDER, response_model=FolderOut, responses=responses(404, 422))
 async def rename_folder(svc: Svc, me: Me, body: FolderBody, folder_id: int = FolderId) -> FolderOut:
-    renamed = await svc.storage.call(
-        folders.rename_folder, user_id=me, folder_id=folder_id, name=body.name
-    )
+    renamed = await folders.rename_folder(svc, user_id=me, folder_id=folder_id, name=body.name)
     return _out(renamed)
 
 
@@ -67,5 +66,5 @@ async def rename_folder(svc: Svc, me: Me, body: FolderBody, folder_id: int = Fol
 )
 async def delete_folder(svc: Svc, me: Me, folder_id: int = FolderId) -> Response:
     """Delete the folder; its conversations go back to the unfiled list (none is deleted)."""
-    await svc.storage.call(folders.delete_folder, user_id=me, folder_id=folder_id)
+    await folders.delete_folder(svc, user_id=me, folder_id=folder_id)
     return Response(status_code=204)

@@ -11,7 +11,7 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from agent_chat.api.deps import Svc
-from agent_chat.db.shares import open_share
+from agent_chat.services.shares import open_share_link
 from agent_chat.share_page.links import SHARE_PREFIX
 from agent_chat.share_page.render import HEADERS, missing_html, share_html
 
@@ -20,7 +20,7 @@ router = APIRouter(include_in_schema=False)
 
 @router.api_route(SHARE_PREFIX + "{token}", methods=["GET", "HEAD"])
 async def shared_page(svc: Svc, token: str) -> HTMLResponse:
-    row = await svc.storage.call(open_share, token=token)
+    row = await open_share_link(svc, token=token)
     if row is None:
         return HTMLResponse(missing_html(), status_code=404, headers=HEADERS)
     return HTMLResponse(share_html(row.snapshot_json), headers=HEADERS)

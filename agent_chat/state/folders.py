@@ -1,5 +1,5 @@
-"""Pins and folders of the sidebar: create, rename, delete, fold (db/folders.py); move and
-pin a conversation (services/conversations.py, as the API)."""
+"""Pins and folders of the sidebar: create, rename, delete, fold (services/folders.py); move
+and pin a conversation (services/conversations.py); the API calls the same use cases."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from collections.abc import Awaitable
 
 import reflex as rx
 
-from agent_chat.db import folders
 from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.db.folders import FOLDER_MORE, FOLDER_PAGE
-from agent_chat.services import conversations
+from agent_chat.services import conversations, folders
 from agent_chat.state.sidebar import SidebarState
 
 
@@ -18,11 +17,9 @@ class FolderState(SidebarState):
     creating_folder: bool = False
     renaming_folder: int = 0  # the folder whose name is being edited
 
-    async def _store(self, what: str, function, **kwargs) -> bool:
-        """Run a store function; a refusal becomes the banner (nothing changed then)."""
-        return await self._done(
-            what, self.svc().storage.call(function, user_id=await self.user_id(), **kwargs)
-        )
+    async def _use(self, what: str, use_case, **kwargs) -> bool:
+        """Run a folder use case as the tab's person; a refusal becomes the banner."""
+        return await self._done(what, use_case(self.svc(), user_id=await self.user_id(), **kwargs))
 
     async def _done(self, what: str, change: Awaitable) -> bool:
         """Await a change; a refusal becomes the banner (nothing changed then)."""
@@ -51,7 +48,7 @@ class FolderState(SidebarState):
         self.creating_folder = False
         name = str(form.get("name", ""))
         if name.strip():  # an empty name just closes the field
-            await self._store("create the folder", folders.create_folder, name=name)
+            await self._use("create the folder", folders.create_folder, name=name)
 
     @rx.event
     def start_folder_rename(self, folder_id: int) -> None:
@@ -64,7 +61,7 @@ class FolderState(SidebarState):
     @rx.event
     async def rename_folder(self, form: dict) -> None:
         folder_id, self.renaming_folder = self.renaming_folder, 0
-        await self._store(
+        await self._use(
             "rename the folder",
             folders.rename_folder,
             folder_id=folder_id,
@@ -73,11 +70,11 @@ class FolderState(SidebarState):
 
     @rx.event
     async def delete_folder(self, folder_id: int) -> None:
-        await self._store("delete the folder", folders.delete_folder, folder_id=folder_id)
+        await self._use("delete the folder", folders.delete_folder, folder_id=folder_id)
 
     @rx.event
     async def toggle_folder(self, folder_id: int, collapsed: bool) -> None:
-        await self._store(
+        await self._use(
             "fold the folder", folders.set_collapsed, folder_id=folder_id, collapsed=collapsed
         )
 

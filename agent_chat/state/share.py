@@ -1,14 +1,15 @@
 """The share dialog (make a read-only link to a conversation, list and revoke its links) and
-the settings page's list of every link. The work is in `share_page/links.py`, `db/shares.py`."""
+the settings page's list of every link. The use cases are `services/shares.py`."""
 
 from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat.db import sessions, shares
-from agent_chat.db.errors import StoreError, ValidationFailed
+from agent_chat.db.errors import NotFound, StoreError, ValidationFailed
 from agent_chat.db.models import utcnow
-from agent_chat.share_page.links import EXPIRY_CHOICES, ShareRow, create_share, share_path
+from agent_chat.services import shares
+from agent_chat.services.conversations import conversation_for
+from agent_chat.share_page.links import EXPIRY_CHOICES, ShareRow, share_path
 from agent_chat.share_page.links import share_row as make_row
 from agent_chat.state.base import AppState
 
@@ -24,18 +25,19 @@ class ShareState(AppState):
     share_error: str = ""
 
     async def _rows(self, session_uuid: str | None) -> list[ShareRow]:
-        found = await self.svc().storage.call(
-            shares.list_shares, user_id=await self.user_id(), session_uuid=session_uuid
+        found = await shares.list_share_links(
+            self.svc(), user_id=await self.user_id(), session_uuid=session_uuid
         )
         now = utcnow()
         return [make_row(info, now=now) for info in found]
 
     @rx.event
     async def open_share(self, session_uuid: str) -> None:
-        chat = await self.svc().storage.call(
-            sessions.get_session, session_uuid=session_uuid, user_id=await self.user_id()
-        )
-        if chat is None:
+        try:
+            chat = await conversation_for(
+                self.svc(), user_id=await self.user_id(), session_uuid=session_uuid
+            )
+        except NotFound:
             self.show_error("This conversation no longer exists.")
             return
         self.share_uuid, self.share_title = session_uuid, chat.title or "New conversation"
@@ -56,10 +58,10 @@ class ShareState(AppState):
     @rx.event
     async def create_link(self) -> None:
         try:
-            new = await self.svc().storage.call(
-                create_share,
-                session_uuid=self.share_uuid,
+            new = await shares.create_share_link(
+                self.svc(),
                 user_id=await self.user_id(),
+                session_uuid=self.share_uuid,
                 expiry=self.expiry,
             )
         except ValidationFailed as exc:
@@ -76,8 +78,8 @@ class ShareState(AppState):
     @rx.event
     async def revoke(self, share_id: int) -> None:
         try:
-            await self.svc().storage.call(
-                shares.revoke_share, user_id=await self.user_id(), share_id=share_id
+            await shares.revoke_share_link(
+                self.svc(), user_id=await self.user_id(), share_id=share_id
             )
         except StoreError as exc:
             self.show_error(f"Could not revoke the link: {exc}")

@@ -1,0 +1,50 @@
+"""Use cases on read-only share links: make one to a conversation (a snapshot of its active
+branch now), list the person's links (of one conversation or all), revoke one, and open
+one by its token (the public page, no account).
+
+The page (state/share.py) and `GET /s/{token}` (api/shared.py) call these. Making, listing
+and revoking are the conversation owner's: another person's conversation or link is the same
+`NotFound` as none. The work is in `share_page/links.py` (snapshot and row, one transaction)
+and `db/shares.py`.
+"""
+
+from __future__ import annotations
+
+from agent_chat.db import shares
+from agent_chat.db.models import ShareLink
+from agent_chat.db.shares import NewShare, ShareInfo
+from agent_chat.services.backend import Backend
+from agent_chat.services.ids import row_id
+from agent_chat.share_page.links import create_share
+
+
+async def create_share_link(
+    svc: Backend, *, user_id: int, session_uuid: str, expiry: str = "never"
+) -> NewShare:
+    """A new link to the conversation as it is now; its token is in the result, once (only
+    its hash is stored). `ValidationFailed` for an expiry not offered
+    (`share_page.links.EXPIRY_CHOICES`, field `expiry`) or a conversation with no message
+    yet (field `session`)."""
+    return await svc.storage.call(
+        create_share, session_uuid=session_uuid, user_id=user_id, expiry=expiry
+    )
+
+
+async def list_share_links(
+    svc: Backend, *, user_id: int, session_uuid: str | None = None
+) -> list[ShareInfo]:
+    """The person's links not revoked (expired ones too), newest first; of one conversation
+    when `session_uuid` is given (another person's conversation has none)."""
+    return await svc.storage.call(shares.list_shares, user_id=user_id, session_uuid=session_uuid)
+
+
+async def revoke_share_link(svc: Backend, *, user_id: int, share_id: int) -> ShareLink:
+    """Revoke the link (revoking it again changes nothing): it opens nothing from now on."""
+    share_id = row_id(share_id, "Share link")
+    return await svc.storage.call(shares.revoke_share, user_id=user_id, share_id=share_id)
+
+
+async def open_share_link(svc: Backend, *, token: str) -> ShareLink | None:
+    """The link `token` opens, for anyone who has it; None for one that is unknown, revoked
+    or expired (the page answers them alike)."""
+    return await svc.storage.call(shares.open_share, token=token)
