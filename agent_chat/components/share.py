@@ -6,6 +6,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.components.common import tid
+from agent_chat.components.revocable import revocable
 from agent_chat.export.importing import MAX_IMPORT_BYTES
 from agent_chat.share_page.links import EXPIRY_CHOICES, ShareRow
 from agent_chat.state.chat import ChatState
@@ -77,38 +78,22 @@ def share_button() -> rx.Component:
 
 
 def _link_row(row: ShareRow) -> rx.Component:
-    return rx.hstack(
-        rx.vstack(
-            rx.text(
-                rx.code("/s/" + row["prefix"] + "…"),
-                " · ",
-                row["messages"],
-                " messages",
-                size="2",
-            ),
-            rx.text(
-                "made ",
-                row["created"],
-                " · ",
-                row["expires"],
-                size="1",
-                color_scheme=rx.cond(row["expired"], "red", "gray"),
-            ),
-            spacing="0",
-            flex="1",
-            min_width="0",
+    return revocable(
+        rx.text(
+            rx.code("/s/" + row["prefix"] + "…"), " · ", row["messages"], " messages", size="2"
         ),
-        rx.button(
-            "Revoke",
+        rx.text(
+            "made ",
+            row["created"],
+            " · ",
+            row["expires"],
             size="1",
-            variant="soft",
-            color_scheme="red",
-            on_click=ShareState.revoke(row["id"]),
-            custom_attrs=tid("share-revoke"),
+            color_scheme=rx.cond(row["expired"], "red", "gray"),
         ),
-        align="center",
-        width="100%",
-        custom_attrs={"data-testid": "share-link", "data-share-id": row["id"]},
+        on_revoke=ShareState.revoke(row["id"]),
+        revoke_test_id="share-revoke",
+        attrs={"data-testid": "share-link", "data-share-id": row["id"]},
+        spacing="0",
     )
 
 

@@ -7,6 +7,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.components.common import tid
 from agent_chat.components.layout import app_frame
+from agent_chat.components.revocable import revocable
 from agent_chat.components.settings_nav import settings_nav
 from agent_chat.state.tokens import TokenRow, TokensState
 
@@ -14,36 +15,21 @@ NOT_LIVE = ~rx.State.is_hydrated  # see pages/settings.py: the form waits for th
 
 
 def _token_card(row: TokenRow) -> rx.Component:
-    return rx.card(
-        rx.hstack(
-            rx.vstack(
-                rx.text(row["name"], weight="bold"),
-                rx.text(
-                    rx.code(row["prefix"] + "…"),
-                    " · made ",
-                    row["created"],
-                    " · last used ",
-                    row["last_used"],
-                    size="1",
-                    color_scheme="gray",
-                ),
-                spacing="1",
-                flex="1",
-                min_width="0",
-            ),
-            rx.button(
-                "Revoke",
-                size="1",
-                variant="soft",
-                color_scheme="red",
-                on_click=TokensState.revoke(row["id"]),
-                custom_attrs=tid("token-revoke"),
-            ),
-            align="center",
-            width="100%",
+    return revocable(
+        rx.text(row["name"], weight="bold"),
+        rx.text(
+            rx.code(row["prefix"] + "…"),
+            " · made ",
+            row["created"],
+            " · last used ",
+            row["last_used"],
+            size="1",
+            color_scheme="gray",
         ),
-        width="100%",
-        custom_attrs={"data-testid": "token-card", "data-token-id": row["id"]},
+        on_revoke=TokensState.revoke(row["id"]),
+        revoke_test_id="token-revoke",
+        attrs={"data-testid": "token-card", "data-token-id": row["id"]},
+        card=True,
     )
 
 

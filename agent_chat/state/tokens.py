@@ -1,4 +1,5 @@
-"""The API token settings page: make a personal API token (shown once), list, revoke."""
+"""The API token settings page: make a personal API token (shown once), list, revoke
+(services/tokens.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from typing import TypedDict
 
 import reflex as rx
 
-from agent_chat.db import api_tokens
 from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.db.models import ApiToken
+from agent_chat.services import tokens as personal_tokens
 from agent_chat.state.base import AppState
 
 
@@ -43,7 +44,7 @@ class TokensState(AppState):
     form_error: str = ""
 
     async def _reload(self) -> None:
-        rows = await self.svc().storage.call(api_tokens.list_tokens, user_id=await self.user_id())
+        rows = await personal_tokens.list_tokens(self.svc(), user_id=await self.user_id())
         self.tokens = [token_row(r) for r in rows]
 
     @rx.event
@@ -55,10 +56,8 @@ class TokensState(AppState):
     async def create(self, form: dict) -> None:
         self.form_error = ""
         try:
-            made = await self.svc().storage.call(
-                api_tokens.create_token,
-                user_id=await self.user_id(),
-                name=str(form.get("name") or ""),
+            made = await personal_tokens.create_token(
+                self.svc(), user_id=await self.user_id(), name=str(form.get("name") or "")
             )
         except ValidationFailed as exc:
             self.form_error = exc.field_errors.get("name", str(exc))
@@ -73,8 +72,8 @@ class TokensState(AppState):
     @rx.event
     async def revoke(self, token_id: int) -> None:
         try:
-            await self.svc().storage.call(
-                api_tokens.revoke_token, user_id=await self.user_id(), token_id=token_id
+            await personal_tokens.revoke_token(
+                self.svc(), user_id=await self.user_id(), token_id=token_id
             )
         except StoreError as exc:
             self.show_error(f"Could not revoke the token: {exc}")
