@@ -1,10 +1,10 @@
 """`/settings/users`: administrators list, create, promote or demote, disable or enable
-users and reset their passwords.
+users and reset their passwords (services/users.py).
 
-Every handler asks the database who sent the event (`signed_in_admin`) before doing
-anything, never a state var: a member calling a handler by name, or an administrator demoted
-while the page was open, is refused and the page turns into "Administrators only" with its
-list emptied. The store functions check the same again in their own transaction.
+Every handler asks the database who sent the event (the session read now, then
+`users.require_admin`) before doing anything, never a state var: a member calling a handler
+by name, or an administrator demoted while the page was open, is refused and the page turns
+into "Administrators only" with its list emptied. The use cases check the same again.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from typing import TypedDict
 
 import reflex as rx
 
-from agent_chat.db import user_admin
 from agent_chat.db.errors import Forbidden, LastAdministrator, StoreError, ValidationFailed
 from agent_chat.db.models import AppUser
-from agent_chat.state.account import signed_in_admin
+from agent_chat.services import users as accounts
 from agent_chat.state.base import AppState
 
 ADMINS_ONLY = "Administrators only: ask an administrator to change accounts."
@@ -75,17 +74,20 @@ class UsersState(AppState):
     async def _actor_id(self) -> int | None:
         """The acting administrator's id; None (and the page locked, its data gone) when the
         sender is not an administrator now."""
-        admin = await signed_in_admin(self)
+        me = await self.signed_in(fresh=True)  # a revoked session is refused at once too
+        actor_id = me.user_id if me is not None else None
         self.checked = True
-        if admin is None:
+        try:
+            await accounts.require_admin(self.svc(), user_id=actor_id)
+        except Forbidden:
             self.allowed, self.users, self.form_open, self.reset_for = False, [], False, 0
             self._say(ADMINS_ONLY, False)
             return None
         self.allowed = True
-        return admin.user_id
+        return actor_id
 
     async def _reload(self, actor_id: int) -> None:
-        listed = await self.svc().storage.call(user_admin.list_users, actor_id=actor_id)
+        listed = await accounts.list_users(self.svc(), user_id=actor_id)
         self.users = [user_row(u) for u in listed]
 
     async def _refused(self, exc: StoreError, actor_id: int) -> None:
@@ -123,9 +125,9 @@ class UsersState(AppState):
             return
         self.form_errors, self.message = {}, ""
         try:
-            made = await self.svc().storage.call(
-                user_admin.create_user,
-                actor_id=actor_id,
+            made = await accounts.create_user(
+                self.svc(),
+                user_id=actor_id,
                 username=str(form.get("username") or ""),
                 display_name=str(form.get("display_name") or ""),
                 password=str(form.get("password") or ""),
@@ -147,8 +149,8 @@ class UsersState(AppState):
         if actor_id is None:
             return
         try:
-            user = await self.svc().storage.call(
-                user_admin.set_role, actor_id=actor_id, user_id=user_id, role=role
+            user = await accounts.set_role(
+                self.svc(), user_id=actor_id, target_id=user_id, role=role
             )
         except StoreError as exc:
             await self._refused(exc, actor_id)
@@ -166,8 +168,8 @@ class UsersState(AppState):
         if actor_id is None:
             return
         try:
-            user = await self.svc().storage.call(
-                user_admin.set_disabled, actor_id=actor_id, user_id=user_id, disabled=disabled
+            user = await accounts.set_disabled(
+                self.svc(), user_id=actor_id, target_id=user_id, disabled=disabled
             )
         except StoreError as exc:
             await self._refused(exc, actor_id)
@@ -196,10 +198,10 @@ class UsersState(AppState):
             return
         self.reset_error = ""
         try:
-            user = await self.svc().storage.call(
-                user_admin.reset_password,
-                actor_id=actor_id,
-                user_id=self.reset_for,
+            user = await accounts.reset_password(
+                self.svc(),
+                user_id=actor_id,
+                target_id=self.reset_for,
                 new_password=str(form.get("new_password") or ""),
             )
         except (ValidationFailed, LastAdministrator) as exc:
