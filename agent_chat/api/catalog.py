@@ -8,7 +8,7 @@ from agent_chat import routes
 from agent_chat.api.deps import Svc
 from agent_chat.api.schemas import ModelOut, SkillOut
 from agent_chat.api.views import model_out, skill_out
-from agent_chat.db import model_configs
+from agent_chat.services import models as model_service
 from agent_chat.skills import list_skills
 
 router = APIRouter(tags=["catalog"])
@@ -17,7 +17,7 @@ router = APIRouter(tags=["catalog"])
 @router.get(routes.API_MODELS, response_model=list[ModelOut])
 async def models(svc: Svc) -> list[ModelOut]:
     """The configured models; `hasApiKey` says whether one is set, never what it is."""
-    return [model_out(m) for m in await svc.storage.call(model_configs.list_models)]
+    return [model_out(m) for m in await model_service.list_models(svc)]
 
 
 @router.get(routes.API_SKILLS, response_model=list[SkillOut])

@@ -1,9 +1,10 @@
 """The model settings page: add, edit, delete, choose the default, test an endpoint.
 
-Administrators only: every handler that changes or probes a model asks the database who
-sent the event (`signed_in_admin`) and refuses anyone else with the banner; members get the
-read-only list (`can_manage` only decides what the page shows). Choosing a model for a
-conversation (the composer) is not here and stays open to everyone.
+Administrators only: every handler that changes or probes a model asks who sent the event
+(the session read now, then `services/models.py:require_admin`) and refuses anyone else
+with the banner, and the use case checks again; members get the read-only list
+(`can_manage` only decides what the page shows). Choosing a model for a conversation (the
+composer) is not here and stays open to everyone.
 
 A stored API key stays with its base URL: editing the URL clears the key on save unless a new
 one is typed (`model_configs.update_model`), the form says so under the key field, and the
@@ -14,16 +15,14 @@ from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat.db import model_configs
-from agent_chat.db.errors import StoreError, ValidationFailed
+from agent_chat.db.errors import Forbidden, StoreError, ValidationFailed
 from agent_chat.rows import ModelRow, model_row
-from agent_chat.runs.model_probe import probe_model
-from agent_chat.state.account import signed_in_admin
+from agent_chat.services import models as model_service
+from agent_chat.services.models import ADMINS_ONLY
 from agent_chat.state.base import AppState
 
 FIELDS = ("name", "base_url", "model_name", "context_length", "price_input", "price_output")
 API_KEY_INPUT_ID = "model-api-key-input"
-ADMINS_ONLY = "Only an administrator can add, change, test or delete models."
 KEY_NOT_SENT = (
     "The base URL changed: enter the API key again; the stored key is not sent to a new address."
 )
@@ -42,30 +41,36 @@ class ModelsState(AppState):
     url_moved: bool = False  # the form's base URL is not the edited model's, which has a key
     can_manage: bool = False  # what the page shows; every change is checked on the server
 
-    async def _admin(self) -> bool:
-        """Whether the sender is an administrator now; if not, the page turns read-only
-        and says why."""
-        self.can_manage = await signed_in_admin(self) is not None
-        if not self.can_manage:
-            self.show_error(ADMINS_ONLY)
-        return self.can_manage
+    async def _admin(self, *, say: bool = True) -> int | None:
+        """The sender's id when they are an administrator now; otherwise None, the page
+        turns read-only and (`say`) the banner says why."""
+        me = await self.signed_in(fresh=True)  # a revoked session is refused at once too
+        actor_id = me.user_id if me is not None else None
+        try:
+            await model_service.require_admin(self.svc(), user_id=actor_id)
+        except Forbidden:
+            self.can_manage = False
+            if say:
+                self.show_error(ADMINS_ONLY)
+            return None
+        self.can_manage = True
+        return actor_id
 
     async def _reload(self) -> None:
-        models = await self.svc().storage.call(model_configs.list_models)
-        self.models = [model_row(m) for m in models]
+        self.models = [model_row(m) for m in await model_service.list_models(self.svc())]
         self._track_url()
 
     def _track_url(self) -> None:
         row = next((m for m in self.models if m["id"] == self.editing_id), None)
         typed = str(self.form.get("base_url") or "")
         self.url_moved = bool(
-            row and row["has_key"] and not model_configs.same_base_url(row["base_url"], typed)
+            row and row["has_key"] and not model_service.same_base_url(row["base_url"], typed)
         )
 
     @rx.event
     async def load(self) -> None:
         self.field_errors, self.form_message, self.test_result = {}, "", ""
-        self.can_manage = await signed_in_admin(self) is not None
+        await self._admin(say=False)
         await self._reload()
 
     # The key typed in the form lives only on the server (a backend var) and its input is
@@ -129,32 +134,34 @@ class ModelsState(AppState):
 
     @rx.event
     async def save(self):
-        if not await self._admin():
+        actor_id = await self._admin()
+        if actor_id is None:
             return None
         form = {**self.form, "is_default": self.form_default}
         self.field_errors, self.form_message = {}, ""
-        storage = self.svc().storage
         api_key = self._api_key
         try:
             fields = self._fields(form)
             if self.editing_id:
                 # An empty key field on edit keeps the stored key (it is never sent back),
                 # unless the base URL changed: then the store clears it.
-                before = await storage.call(model_configs.get_model, model_id=self.editing_id)
-                after = await storage.call(
-                    model_configs.update_model,
+                saved = await model_service.update_model(
+                    self.svc(),
+                    user_id=actor_id,
                     model_id=self.editing_id,
-                    api_key=api_key or None,
+                    api_key=api_key,
                     **fields,
                 )
                 self.form_message = f"Saved {fields['name']}."
-                if before and before.api_key and not after.api_key and not api_key:
+                if saved.key_removed:
                     self.form_message += (
                         " Its base URL changed, so the stored API key was removed: enter it "
                         "again if the endpoint needs one."
                     )
             else:
-                await storage.call(model_configs.create_model, api_key=api_key or None, **fields)
+                await model_service.create_model(
+                    self.svc(), user_id=actor_id, api_key=api_key, **fields
+                )
                 self.edit(0)
                 self.form_message = f"Added {fields['name']}."
         except ValidationFailed as exc:
@@ -169,10 +176,11 @@ class ModelsState(AppState):
 
     @rx.event
     async def delete(self, model_id: int):
-        if not await self._admin():
+        actor_id = await self._admin()
+        if actor_id is None:
             return None
         try:
-            await self.svc().storage.call(model_configs.delete_model, model_id=model_id)
+            await model_service.delete_model(self.svc(), user_id=actor_id, model_id=model_id)
         except StoreError as exc:
             self.form_message = f"Could not delete: {exc}"
         await self._reload()
@@ -180,34 +188,33 @@ class ModelsState(AppState):
 
     @rx.event
     async def make_default(self, model_id: int) -> None:
-        if not await self._admin():
+        actor_id = await self._admin()
+        if actor_id is None:
             return
-        await self.svc().storage.call(model_configs.set_default_model, model_id=model_id)
+        try:
+            await model_service.make_default(self.svc(), user_id=actor_id, model_id=model_id)
+        except StoreError as exc:
+            self.form_message = f"Could not make it the default: {exc}"
         await self._reload()
 
     @rx.event
     async def test(self):
         """Check the endpoint in the form with the typed key, or with the stored key when the
         field is empty and the form's base URL is the stored one (never another address)."""
-        if not await self._admin():
+        actor_id = await self._admin()
+        if actor_id is None:
             return
         self.testing, self.test_result = True, ""
         yield
-        form_values = self.form
-        base_url = str(form_values.get("base_url") or "").strip()
-        api_key, note = self._api_key, ""
-        if not api_key and self.editing_id:
-            stored = await self.svc().storage.call(
-                model_configs.get_model, model_id=self.editing_id
+        try:
+            ok, message = await model_service.check_endpoint(
+                self.svc(),
+                user_id=actor_id,
+                base_url=str(self.form.get("base_url") or ""),
+                model_name=str(self.form.get("model_name") or ""),
+                api_key=self._api_key,
+                model_id=self.editing_id,
             )
-            if stored and stored.api_key:
-                if model_configs.same_base_url(stored.base_url, base_url):
-                    api_key = stored.api_key
-                else:
-                    note = " (Tested without the stored API key: the base URL changed.)"
-        ok, message = await probe_model(
-            base_url=base_url,
-            model_name=str(form_values.get("model_name") or "").strip(),
-            api_key=api_key,
-        )
-        self.testing, self.test_ok, self.test_result = False, ok, message + note
+        except StoreError as exc:  # demoted meanwhile
+            ok, message = False, str(exc)
+        self.testing, self.test_ok, self.test_result = False, ok, message
