@@ -1,0 +1,232 @@
+"""Schemathesis against the real app (issue 44 §3): what the suite's fuzz test
+(tests/api/test_schemathesis.py) and the long run (`scripts/fuzz.sh`, which runs
+`python -m tests.support.fuzz`) share, and that long run.
+
+Importing this module registers, for every schemathesis run in the process (the schemathesis
+CLI imports it through SCHEMATHESIS_HOOKS):
+- the check `a_422_names_a_known_field`, which takes the place of schemathesis'
+  `positive_data_acceptance` (a schema-valid request may be refused with 422 for what a
+  schema cannot say: a blank message, an unknown model; the error must then name that field);
+- a filter that generates no path parameter holding a newline: Reflex's outermost router
+  mounts the app with `/(?P<path>.*)`, which matches no newline, so such a path never reaches
+  the app (nor its guard) and gets Starlette's plain-text 404 there. Refused, which is right;
+  its content type is not ours, so no check of the API's can hold on it.
+
+The long run: `python -m tests.support.fuzz [--seconds 600] [--round 150]` starts the stack
+the suite's tests use (fake model, bridge with hermes-agent, the app behind its login, on
+SQLite, or on PostgreSQL with AGENT_CHAT_TEST_DB_URL set as test.sh sets it), signs in with
+a personal API token and runs the schemathesis CLI in rounds, each with a fresh random seed,
+on every operation, all four phases (examples, coverage, fuzzing, stateful along the links
+the app declares, agent_chat/api/docs.py), all checks but the one above replaces. It prints
+each round's seed, the number of test cases and every failure with its curl reproduction;
+its exit status is 1 when any round found a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+import schemathesis
+
+# Fields whose schema-valid values can still be wrong (a 422 naming them is right).
+SEMANTIC_FIELDS = frozenset(
+    {
+        *("message", "content", "title", "modelId", "skillFolder", "format", "branch"),
+        "messageId",  # editing an answer or regenerating a question: the wrong kind of message
+        "file",  # an import: any JSON object fits the schema, only an export of this app is taken
+        "name",  # a folder: a blank name, or one another folder has
+        "folderId",  # filing a conversation in a folder that does not exist
+        "toolProfile",  # a profile the operator did not enable
+        "parentMessageId",  # not a message of this conversation's active branch
+    }
+)
+
+# Operations the fuzzing leaves out, each with why (label as schemathesis writes it).
+# Operations that are not in the document at all are pages, not API: `GET /s/{token}` (a
+# share link's read-only HTML page) and `GET /api/docs` (Swagger UI).
+EXCLUDED: dict[str, str] = {}
+
+# Checks the long run leaves out (the suite runs schemathesis' default ones), with why.
+EXCLUDED_CHECKS: dict[str, str] = {
+    "positive_data_acceptance": "replaced by a_422_names_a_known_field (above)",
+}
+
+
+@schemathesis.check
+def a_422_names_a_known_field(ctx: Any, response: Any, case: schemathesis.Case) -> bool | None:
+    """A schema-valid request refused with 422 names the field that was wrong, and only
+    fields whose valid values can still be wrong (`SEMANTIC_FIELDS`)."""
+    meta = case.meta
+    positive = meta is not None and meta.generation.mode == schemathesis.GenerationMode.POSITIVE
+    if not positive or response.status_code != 422:
+        return None
+    fields = set((response.json().get("error") or {}).get("fields") or {})
+    # A link schemathesis infers may fill a path parameter from a nullable field (a
+    # conversation's folderId): `None` in the path is no valid request, and refused.
+    fields -= {name for name, value in (case.path_parameters or {}).items() if value is None}
+    if not fields and response.json()["error"].get("fields"):
+        return True
+    if not fields or not fields <= SEMANTIC_FIELDS:
+        raise AssertionError(
+            f"A valid request refused with 422 names {sorted(fields) or 'no field'}, "
+            f"not one of the fields a schema cannot check ({', '.join(sorted(SEMANTIC_FIELDS))})"
+        )
+    return True
+
+
+@schemathesis.hook
+def filter_path_parameters(context: Any, path_parameters: dict[str, Any] | None) -> bool:
+    """No newline in a path parameter (it never reaches the app: see the module's doc)."""
+    return not any("\n" in unquote(str(value)) for value in (path_parameters or {}).values())
+
+
+def stop_every_run(url: str, token: str) -> None:
+    """Generated messages start real runs: stop them (the next test starts idle)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        deadline = time.monotonic() + 60
+        while True:
+            sessions = client.get("/api/chat/sessions", params={"limit": 200, "archived": True})
+            busy = [s["id"] for s in sessions.json()["sessions"] if s["hasActiveRun"]]
+            if not busy:
+                return
+            assert time.monotonic() < deadline, f"runs still going in {busy}"
+            for session_id in busy:
+                messages = client.get(f"/api/chat/sessions/{session_id}", params={"logs": False})
+                for message in messages.json()["messages"]:
+                    if message["status"] == "RUNNING" and message["runId"]:
+                        client.post(f"/api/chat/runs/{message['runId']}/stop")
+            time.sleep(0.5)
+
+
+# --- the long run -------------------------------------------------------------------------------
+
+
+def _admin_token(stack: Any) -> str:
+    """The fake model as the default model and a token of the administrator's, as the
+    suite's `api_stack_and_token` (tests/support/api.py) makes them."""
+    from agent_chat.db import api_tokens
+    from agent_chat.db.engine import make_engine, open_session
+    from tests.support.accounts import ADMIN_USER
+    from tests.support.stack import ensure_fake_model
+    from tests.support.users import user_named
+
+    ensure_fake_model(None, stack)
+    engine = make_engine(stack.db_url)
+    try:
+        with open_session(engine) as session:
+            admin = user_named(session=session, username=ADMIN_USER)
+            return api_tokens.create_token(session=session, user_id=admin, name="fuzz").token
+    finally:
+        engine.dispose()
+
+
+def _fresh_seed() -> int:
+    return random.SystemRandom().randrange(2**32)
+
+
+def _round(url: str, token: str, seed: int, seconds: int, report: Path) -> int:
+    """One schemathesis CLI run; its output goes to ours as it comes. Its exit status."""
+    command = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "run",
+        f"{url}/api/openapi.json",
+        "--header",
+        f"Authorization: Bearer {token}",
+        "--seed",
+        str(seed),
+        "--max-time",
+        str(seconds),
+        "--phases",
+        "examples,coverage,fuzzing,stateful",
+        "--checks",
+        "all",
+        "--exclude-checks",
+        ",".join(EXCLUDED_CHECKS),
+        "--workers",
+        "1",
+        "--request-timeout",
+        "30",
+        "--suppress-health-check",
+        "all",
+        "--report",
+        "junit",
+        "--report-dir",
+        str(report),
+        "--no-color",
+        "--generation-database",
+        "none",
+        *(arg for label in EXCLUDED for arg in ("--exclude-name", label)),
+    ]
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": __name__, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(command, env=env, check=False).returncode
+
+
+def _junit_counts(report: Path) -> tuple[int, int]:
+    """(test cases, failures) from the round's JUnit report, as schemathesis counts them."""
+    import xml.etree.ElementTree as ET
+
+    cases = failures = 0
+    for file in report.glob("*.xml"):
+        root = ET.parse(file).getroot()
+        for suite in root.iter("testsuite"):
+            cases += int(suite.get("tests", 0))
+            failures += int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    return cases, failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/fuzz.sh", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=int, default=600, help="the whole run (600)")
+    parser.add_argument("--round", type=int, default=150, help="one seed's share (150)")
+    parser.add_argument("--seed", type=int, action="append", help="replay these seeds instead")
+    args = parser.parse_args(argv)
+
+    from tests.support.stack import running_stack
+
+    started = time.monotonic()
+    results: list[tuple[int, int, int, int]] = []  # seed, exit status, test cases, failures
+    with tempfile.TemporaryDirectory(prefix="agent-chat-fuzz.") as folder:
+        tmp = Path(folder)
+        with running_stack(tmp / "stack", token_delay=0.02) as stack:
+            token = _admin_token(stack)
+            print(f"fuzz: the app at {stack.url} on {stack.db_url.split(':')[0]}", flush=True)
+            seeds = list(args.seed or [])
+            while True:
+                left = args.seconds - (time.monotonic() - started)
+                if args.seed is not None:
+                    if not seeds:
+                        break
+                    seed = seeds.pop(0)
+                elif left < 30:
+                    break
+                else:
+                    seed = _fresh_seed()
+                seconds = int(min(args.round, left)) if args.seed is None else args.round
+                print(f"\nfuzz: round {len(results) + 1}, seed {seed}, {seconds} s", flush=True)
+                report = tmp / f"report-{seed}"
+                status = _round(stack.url, token, seed, seconds, report)
+                results.append((seed, status, *_junit_counts(report)))
+                stop_every_run(stack.url, token)
+    elapsed = time.monotonic() - started
+    print(f"\nfuzz: {len(results)} rounds in {elapsed:.0f} s")
+    for seed, status, cases, failures in results:
+        verdict = "no failure" if status == 0 else f"exit status {status}"
+        print(f"  seed {seed}: {cases} test cases, {failures} failing, {verdict}")
+    return 0 if all(status == 0 for _, status, _, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
