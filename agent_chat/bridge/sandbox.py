@@ -156,7 +156,9 @@ def _base_args(*, network: bool) -> list[str]:
     args = ["--unshare-all", "--die-with-parent", "--new-session"]
     if network:
         args.append("--share-net")
-    args += ["--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev"]
+    # /tmp is each command's own; it comes first, so the binds below may lie under it (a
+    # checkout, hence hermes' Python, or a workspaces root under /tmp).
+    args += ["--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev"]
     for name in SYSTEM_LINKS:  # Debian's merged /usr: links; elsewhere real folders
         path = Path("/") / name
         if path.is_symlink():
@@ -183,9 +185,7 @@ def command(
     bwrap = shutil.which("bwrap") or "bwrap"
     folder, home = str(sandbox.folder), str(sandbox.home)
     args = [bwrap, *_base_args(network=sandbox.network)]
-    # /tmp is the command's own (gone when it ends); the binds go on top of it, so a
-    # workspaces root under /tmp works too.
-    args += ["--tmpfs", "/tmp", "--bind", home, home, "--bind", folder, folder]
+    args += ["--bind", home, home, "--bind", folder, folder]
     for path in extra_rw:
         args += ["--bind", path, path]
     args += ["--setenv", "HOME", f"{home}/home", "--setenv", "TMPDIR", f"{home}/tmp"]

@@ -57,5 +57,9 @@ def test_a_sandboxed_command_binds_only_its_own_folders(tmp_path: Path) -> None:
     assert argv[-4:] == ["--", "/bin/bash", "-c", "ls"]
     bound = {argv[i + 2] for i, a in enumerate(argv) if a in ("--bind", "--ro-bind")}
     assert not any(p.startswith(str(tmp_path)) for p in bound - {str(box.home), str(box.folder)})
+    # The command's own /tmp comes before every bind, which may lie under /tmp (a checkout
+    # there holds hermes' Python: a tmpfs mounted after it hid the interpreter).
+    assert argv.index("--tmpfs") < min(i for i, a in enumerate(argv) if a.endswith("-bind"))
+    assert argv[argv.index("--tmpfs") + 1] == "/tmp"
     networked = command(Sandbox(box.folder, box.home, network=True), ["ls"], cwd=None)
     assert "--share-net" in networked

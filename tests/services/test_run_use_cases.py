@@ -318,7 +318,10 @@ async def test_regenerate_edit_and_switch_versions(
     svc: Any, storage: Storage, user: int, other_user: int
 ) -> None:
     chat = new_chat(storage, user)
-    first = await use.start_run(svc, user_id=user, session_uuid=chat, text="Version question")
+    # Slow enough (3 s) that the regenerated run is still going for the refusals below.
+    first = await use.start_run(
+        svc, user_id=user, session_uuid=chat, text="Version question long 60 delay=0.05"
+    )
     await finished(storage, first.assistant_message_id)
     answer, question = first.assistant_message_id, first.user_message_id
     before = _branch(storage, chat)
