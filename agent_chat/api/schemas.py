@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 MAX_TITLE_CHARS = 200
@@ -25,8 +25,26 @@ def _utc(value: datetime) -> datetime:
 Timestamp = Annotated[datetime, AfterValidator(_utc)]
 
 
+_INTEGER = (int, int | None)
+_BOOLEAN = (bool, bool | None)
+
+
 class Body(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _json_types(cls, value: Any, info: ValidationInfo) -> Any:
+        # An integer or a boolean only as that JSON type: pydantic's lax mode took `true` and
+        # `"2"` for an id and `"yes"` or 1 for a boolean, which the served schema says are
+        # invalid (issue 44 §3: schemathesis found `"modelId": true` ran model 1). A whole
+        # number written 2.0 is a JSON Schema integer and stays taken.
+        annotation = cls.model_fields[info.field_name or ""].annotation
+        if annotation in _INTEGER and isinstance(value, (bool, str)):
+            raise ValueError("Input should be a valid integer")
+        if annotation in _BOOLEAN and value is not None and not isinstance(value, bool):
+            raise ValueError("Input should be a valid boolean")
+        return value
 
     @field_validator("*", mode="after")
     @classmethod
