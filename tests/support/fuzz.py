@@ -144,7 +144,7 @@ def _fresh_seed() -> int:
 _GENERATED = re.compile(r"(\d+) generated(?:, (\d+) found (\d+) unique failures?)?")
 
 
-def _round(url: str, token: str, seed: int, seconds: int) -> tuple[int, int, int]:
+def _round(url: str, token: str, seed: int, seconds: int, cwd: Path) -> tuple[int, int, int]:
     """One schemathesis CLI run, its output passed on as it comes: (exit status, test cases
     generated, distinct failures), the last two as its summary says them."""
     command = [
@@ -176,10 +176,22 @@ def _round(url: str, token: str, seed: int, seconds: int) -> tuple[int, int, int
         "--no-color",
         *(arg for label in EXCLUDED for arg in ("--exclude-name", label)),
     ]
-    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.support.fuzz", "PYTHONUNBUFFERED": "1"}
+    root = str(Path(__file__).resolve().parents[2])
+    env = {
+        **os.environ,
+        "SCHEMATHESIS_HOOKS": "tests.support.fuzz",
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+        "PYTHONUNBUFFERED": "1",
+    }
     generated = failures = 0
     with subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        # In a folder of its own: the CLI keeps a cache (.schemathesis/) where it runs.
+        command,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:
@@ -218,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                     seed = _fresh_seed()
                 seconds = int(min(args.round, left)) if args.seed is None else args.round
                 print(f"\nfuzz: round {len(results) + 1}, seed {seed}, {seconds} s", flush=True)
-                results.append((seed, *_round(stack.url, token, seed, seconds)))
+                results.append((seed, *_round(stack.url, token, seed, seconds, tmp)))
                 stop_every_run(stack.url, token)
     elapsed = time.monotonic() - started
     print(f"\nfuzz: {len(results)} rounds in {elapsed:.0f} s")
