@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 
 import reflex as rx
 from starlette.types import ASGIApp
@@ -97,19 +98,23 @@ app = _App(
     ],
 )
 app.register_lifespan_task(services_lifespan)
-app.add_page(
-    index_page,
-    route=routes.INDEX,
-    on_load=[AppState.bind_tab, ChatState.load_index],
-    title="Agent Chat",
-)
-app.add_page(
+
+
+def add_page(
+    component: Callable[[], rx.Component], *, route: str, on_load: list, title: str
+) -> None:
+    """A page whose load first makes sure the tab's states are the signed-in person's
+    (`AppState.bind_tab`): no page can forget it."""
+    app.add_page(component, route=route, on_load=[AppState.bind_tab, *on_load], title=title)
+
+
+add_page(index_page, route=routes.INDEX, on_load=[ChatState.load_index], title="Agent Chat")
+add_page(
     chat_page,
     route=routes.CHAT,
     # On every (re)connect: a tab that reconnects to a restarted worker gets a fresh state
     # (Reflex's token reassignment), and the account footer's own on_mount does not run again.
     on_load=[
-        AppState.bind_tab,
         ChatState.load_chat,
         LiveState.start,
         WorkspaceState.resume_poll,
@@ -117,11 +122,10 @@ app.add_page(
     ],
     title="Agent Chat",
 )
-app.add_page(
+add_page(
     models_page,
     route=routes.SETTINGS_MODELS,
     on_load=[
-        AppState.bind_tab,
         SidebarState.load_list,
         ModelsState.load,
         ModelsState.new,
@@ -132,21 +136,21 @@ app.add_page(
     ],
     title="Models · Agent Chat",
 )
-app.add_page(
+add_page(
     tokens_page,
     route=routes.SETTINGS_TOKENS,
-    on_load=[AppState.bind_tab, SidebarState.load_list, TokensState.load],
+    on_load=[SidebarState.load_list, TokensState.load],
     title="API tokens · Agent Chat",
 )
-app.add_page(
+add_page(
     account_page,
     route=routes.SETTINGS_ACCOUNT,
-    on_load=[AppState.bind_tab, SidebarState.load_list, AccountState.open_page],
+    on_load=[SidebarState.load_list, AccountState.open_page],
     title="Account · Agent Chat",
 )
-app.add_page(
+add_page(
     users_page,
     route=routes.SETTINGS_USERS,
-    on_load=[AppState.bind_tab, SidebarState.load_list, UsersState.load],
+    on_load=[SidebarState.load_list, UsersState.load],
     title="Users · Agent Chat",
 )

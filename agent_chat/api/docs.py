@@ -54,37 +54,37 @@ def install(api: FastAPI) -> None:
 # suite's tests/api/test_schemathesis.py) chain requests along these.
 _SESSION = {"session_id": "$response.body#/sessionId"}
 _SESSION_LINKS = {
-    "GetSession": ("get", "/api/chat/sessions/{session_id}", _SESSION),
-    "UpdateSession": ("patch", "/api/chat/sessions/{session_id}", _SESSION),
-    "DeleteSession": ("delete", "/api/chat/sessions/{session_id}", _SESSION),
-    "ResetSession": ("post", "/api/chat/sessions/{session_id}/reset", _SESSION),
-    "ListMessages": ("get", "/api/chat/sessions/{session_id}/messages", _SESSION),
-    "ExportSession": ("get", "/api/chat/sessions/{session_id}/export", _SESSION),
-    "StartRun": ("post", "/api/chat/sessions/{session_id}/runs", _SESSION),
+    "GetSession": ("get", routes.API_SESSION, _SESSION),
+    "UpdateSession": ("patch", routes.API_SESSION, _SESSION),
+    "DeleteSession": ("delete", routes.API_SESSION, _SESSION),
+    "ResetSession": ("post", routes.API_SESSION_RESET, _SESSION),
+    "ListMessages": ("get", routes.API_SESSION_MESSAGES, _SESSION),
+    "ExportSession": ("get", routes.EXPORT_API, _SESSION),
+    "StartRun": ("post", routes.API_SESSION_RUNS, _SESSION),
 }
 _RUN = {"run_id": "$response.body#/runId"}
 _ANSWER = {"message_id": "$response.body#/messageId"}
 _QUESTION = {"message_id": "$response.body#/userMessageId"}
 _RUN_LINKS = {
-    "RunState": ("get", "/api/chat/runs/{run_id}/state", _RUN),
-    "StopRun": ("post", "/api/chat/runs/{run_id}/stop", _RUN),
-    "ResumeRun": ("post", "/api/chat/runs/{run_id}/resume", _RUN),
-    "StreamRun": ("get", "/api/chat/runs/{run_id}/stream", _RUN),
-    "RegenerateAnswer": ("post", "/api/chat/messages/{message_id}/regenerate", _ANSWER),
-    "AnswerVersions": ("get", "/api/chat/messages/{message_id}/versions", _ANSWER),
-    "ActivateAnswer": ("post", "/api/chat/messages/{message_id}/activate", _ANSWER),
-    "EditQuestion": ("patch", "/api/chat/messages/{message_id}", _QUESTION),
+    "RunState": ("get", routes.API_RUN_STATE, _RUN),
+    "StopRun": ("post", routes.API_RUN_STOP, _RUN),
+    "ResumeRun": ("post", routes.API_RUN_RESUME, _RUN),
+    "StreamRun": ("get", routes.API_RUN_STREAM, _RUN),
+    "RegenerateAnswer": ("post", routes.API_MESSAGE_REGENERATE, _ANSWER),
+    "AnswerVersions": ("get", routes.API_MESSAGE_VERSIONS, _ANSWER),
+    "ActivateAnswer": ("post", routes.API_MESSAGE_ACTIVATE, _ANSWER),
+    "EditQuestion": ("patch", routes.API_MESSAGE, _QUESTION),
 }
 _FOLDER = {"folder_id": "$response.body#/id"}
 LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
-    ("post", "/api/chat/sessions", "201"): _SESSION_LINKS,
-    ("post", "/api/chat/sessions/import", "201"): _SESSION_LINKS,
-    ("post", "/api/chat/sessions/{session_id}/runs", "201"): _RUN_LINKS,
-    ("post", "/api/chat/messages/{message_id}/regenerate", "201"): _RUN_LINKS,
-    ("patch", "/api/chat/messages/{message_id}", "201"): _RUN_LINKS,
-    ("post", "/api/chat/folders", "201"): {
-        "RenameFolder": ("patch", "/api/chat/folders/{folder_id}", _FOLDER),
-        "DeleteFolder": ("delete", "/api/chat/folders/{folder_id}", _FOLDER),
+    ("post", routes.API_SESSIONS, "201"): _SESSION_LINKS,
+    ("post", routes.API_SESSIONS_IMPORT, "201"): _SESSION_LINKS,
+    ("post", routes.API_SESSION_RUNS, "201"): _RUN_LINKS,
+    ("post", routes.API_MESSAGE_REGENERATE, "201"): _RUN_LINKS,
+    ("patch", routes.API_MESSAGE, "201"): _RUN_LINKS,
+    ("post", routes.API_FOLDERS, "201"): {
+        "RenameFolder": ("patch", routes.API_FOLDER, _FOLDER),
+        "DeleteFolder": ("delete", routes.API_FOLDER, _FOLDER),
     },
 }
 

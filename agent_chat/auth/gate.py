@@ -4,7 +4,6 @@ pages, the `/_event` websocket (both transports) and `/api/*` (see the package d
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -52,15 +51,10 @@ class GateConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GateConfig:
-        asks = setup_code.required(
-            app_host=settings.app_host,
-            allowed_hosts=os.environ.get("AGENT_CHAT_ALLOWED_HOSTS"),
-            allowed_origins=os.environ.get("AGENT_CHAT_ALLOWED_ORIGINS"),
-        )
         return cls(
             session_seconds=settings.session_hours * 3600,
             oidc=settings.oidc,
-            setup_code=setup_code.setup_code() if asks else None,
+            setup_code=setup_code.code_for(settings.app_host),
         )
 
 

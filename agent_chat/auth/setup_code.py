@@ -44,6 +44,17 @@ def matches(given: str, expected: str) -> bool:
     return hmac.compare_digest(_normal(given).encode(), _normal(expected).encode())
 
 
+def code_for(app_host: str) -> str | None:
+    """The code `/setup` asks for with the app on `app_host` and the public names of the
+    environment (`AGENT_CHAT_ALLOWED_HOSTS`/`_ORIGINS`); None: it asks for none."""
+    asks = required(
+        app_host=app_host,
+        allowed_hosts=os.environ.get("AGENT_CHAT_ALLOWED_HOSTS"),
+        allowed_origins=os.environ.get("AGENT_CHAT_ALLOWED_ORIGINS"),
+    )
+    return _CODE if asks else None
+
+
 def required(*, app_host: str, allowed_hosts: str | None, allowed_origins: str | None) -> bool:
     """Whether `/setup` asks for the code: the app listens beyond loopback, or a public name
     is configured (a proxy on this machine forwards strangers to a loopback app)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -69,16 +68,9 @@ def _prepare_database(settings: Settings, storage: Storage) -> str | None:
 def _announce_setup_code(settings: Settings) -> None:
     """No account yet: say where to make the first one, with the code /setup asks for when
     strangers can reach it (auth/setup_code.py)."""
-    asks = setup_code.required(
-        app_host=settings.app_host,
-        allowed_hosts=os.environ.get("AGENT_CHAT_ALLOWED_HOSTS"),
-        allowed_origins=os.environ.get("AGENT_CHAT_ALLOWED_ORIGINS"),
-    )
-    if asks:
-        log.warning(
-            "No account yet: open /setup to make the administrator. Setup code: %s",
-            setup_code.setup_code(),
-        )
+    code = setup_code.code_for(settings.app_host)
+    if code:
+        log.warning("No account yet: open /setup to make the administrator. Setup code: %s", code)
     else:
         log.warning("No account yet: open /setup on this machine to make the administrator")
 

@@ -135,8 +135,12 @@ class ChatState(SidebarState):
         """The shown uuid is not the acting person's conversation (another person's, gone,
         or the tab now belongs to someone else): the tab keeps nothing of it, so no later
         event (workspace, memory, share, queue) can act on it; the page says "not found"."""
-        self.current_uuid, self.not_found, self.title, self.has_earlier = "", True, "", False
-        self.editing_id = 0
+        self.current_uuid, self.editing_id = "", 0
+        self._show_nothing(not_found=True)
+
+    def _show_nothing(self, *, not_found: bool) -> None:
+        """No conversation's messages, queue or meter on the page (a new one, or none)."""
+        self.not_found, self.title, self.has_earlier = not_found, "", False
         self._set("messages", [])
         self._set("queued", [])
         self._set("context_meter", "")
@@ -163,11 +167,7 @@ class ChatState(SidebarState):
         """A new conversation: empty, with the default choices, nothing stored yet."""
         if not self._draft_uuid:  # a reconnect keeps the ids (and the agent built for them)
             self._draft_uuid, self._draft_hermes = str(uuid.uuid4()), str(uuid.uuid4())
-        self.not_found, self.title, self.has_earlier = False, "", False
-        self._set("messages", [])
-        self._set("queued", [])
-        self._set("context_meter", "")
-        self._set("context_percent", -1)
+        self._show_nothing(not_found=False)
         self.selected_skill = NO_SKILL
         self.selected_profile = tool_profiles.default_profile(self.svc().settings.tool_profiles)
         self.selected_model = DEFAULT_CHOICE
