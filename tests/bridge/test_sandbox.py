@@ -9,8 +9,6 @@ the test fails if the sandbox went away."""
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
 import os
 import shutil
@@ -24,6 +22,7 @@ import pytest
 from agent_chat.bridge.sandbox import unavailable
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import hermes_home, start_bridge_process
+from tests.support.secrets import reveals
 from tests.support.sse import Received, read_events, run_body, start_run
 
 pytestmark = pytest.mark.skipif(
@@ -74,17 +73,7 @@ async def _run(url: str, fake: RunningFakeModel, message: str, session: str) -> 
 
 def _revealed(results: list[str]) -> set[str]:
     """Which secrets the results show, plain or base64 (any alignment)."""
-    found = set()
-    for text in results:
-        decoded = ""
-        for word in text.replace('"', " ").replace("\\n", " ").split():
-            for start in range(4):
-                with contextlib.suppress(ValueError):
-                    decoded += base64.b64decode(word[start:] + "===").decode(errors="ignore")
-        for secret in (TOKEN, SECRET):
-            if secret in text or secret in decoded:
-                found.add(secret)
-    return found
+    return {secret for secret in (TOKEN, SECRET) if any(reveals(r, secret) for r in results)}
 
 
 async def _attack(tmp: Path, fake: RunningFakeModel, sandbox: str) -> tuple[list[str], Path]:

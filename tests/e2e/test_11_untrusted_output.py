@@ -4,9 +4,7 @@ given for (issue 43 §4)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from agent_chat.state.models import KEY_NOT_SENT
 from tests.support.browser import new_chat, send
+from tests.support.http_stub import StubHandler, serving
 from tests.support.stack import Stack, ensure_fake_model
 
 pytestmark = pytest.mark.e2e
@@ -105,28 +104,14 @@ def elsewhere() -> Iterator[tuple[str, list[str]]]:
     might point a model at. It refuses every request as an OpenAI endpoint without a key would."""
     received: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(StubHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             received.append(self.headers.get("Authorization") or "")
-            body = b'{"error": {"message": "Missing or wrong API key."}}'
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            body = '{"error": {"message": "Missing or wrong API key."}}'
+            self.answer(401, "application/json", body)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", received
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(Handler) as url:
+        yield f"{url}/v1", received
 
 
 def _stored_key(stack: Stack, name: str) -> str | None:

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from agent_chat.bridge import failures
 from agent_chat.runs.model_probe import PROBE_PROMPT, PROVIDER_MESSAGE_CHARS, probe_model
 from tests.fakes.model_server import RunningFakeModel, free_port
+from tests.support.http_stub import StubHandler, serving
 
 
 def _faulty(fake: RunningFakeModel, keywords: str) -> str:
@@ -155,55 +154,34 @@ ANSWERS: dict[str, tuple[int, str, str]] = {
 }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubHandler):
     seen: list[str]  # every path asked for, set per server
-
-    def _answer(self, status: int, content_type: str, body: str, **headers: str) -> None:
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         self.seen.append(self.path)
         prefix = self.path.split("/")[1]
         if prefix == "redirect":
             port = self.server.server_address[1]
-            self._answer(302, "text/html", HTML_PAGE, Location=f"http://127.0.0.1:{port}/{SECRET}")
+            self.answer(302, "text/html", HTML_PAGE, Location=f"http://127.0.0.1:{port}/{SECRET}")
         elif prefix.startswith("chat-"):
-            self._answer(200, "application/json", json.dumps(MODELS))
+            self.answer(200, "application/json", json.dumps(MODELS))
         elif prefix in ANSWERS:
-            self._answer(*ANSWERS[prefix])
+            self.answer(*ANSWERS[prefix])
         else:
-            self._answer(404, "text/html", HTML_PAGE)
+            self.answer(404, "text/html", HTML_PAGE)
 
     def do_POST(self) -> None:  # noqa: N802
         self.seen.append(self.path)
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self._answer(*ANSWERS.get(self.path.split("/")[1], (404, "text/html", HTML_PAGE)))
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.answer(*ANSWERS.get(self.path.split("/")[1], (404, "text/html", HTML_PAGE)))
 
 
 @pytest.fixture(scope="module")
 def internal() -> Iterator[tuple[str, list[str]]]:
     """(http://127.0.0.1:port, the paths it was asked for): a service that is no model."""
     seen: list[str] = []
-    handler = type("Handler", (_Handler,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(type("Handler", (_Handler,), {"seen": seen})) as url:
+        yield url, seen
 
 
 async def _probe_internal(internal: tuple[str, list[str]], prefix: str) -> tuple[bool, str]:

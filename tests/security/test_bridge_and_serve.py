@@ -3,17 +3,13 @@ knows unless the operator set one."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
-import time
 
 import httpx
 import pytest
-import uvicorn
 
 from agent_chat.bridge.__main__ import token_refusal
 from agent_chat.bridge.app import create_app
@@ -21,7 +17,8 @@ from agent_chat.bridge.settings import BridgeSettings
 from agent_chat.protocol.bridge_auth import proof_ok
 from agent_chat.serve import bridge_token, start_bridge
 from agent_chat.supervisor import bridge_refusal
-from tests.fakes.model_server import free_port
+from tests.fakes.model_server import free_port, serve_in_thread
+from tests.support.http_stub import StubHandler, serving
 
 
 async def _bridge_get(app, path: str, **headers) -> httpx.Response:
@@ -98,36 +95,18 @@ async def test_the_bridge_proves_its_token_without_receiving_it(tmp_path) -> Non
     assert (await _bridge_get(tokenless, f"/token-proof?nonce={nonce}")).status_code == 404
 
 
-class _Stranger:
+def _stranger(answer, authorizations: list[str]) -> type[StubHandler]:
     """A server on the bridge's port that is not our bridge: it answers every GET with
     `answer(path)` and keeps every Authorization header it is sent."""
 
-    def __init__(self, answer) -> None:
-        self.authorizations: list[str] = []
-        seen, reply = self.authorizations, answer
+    class Handler(StubHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if self.headers.get("Authorization"):
+                authorizations.append(self.headers["Authorization"])
+            status, body = answer(self.path)
+            self.answer(status, "application/json", json.dumps(body))
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                if self.headers.get("Authorization"):
-                    seen.append(self.headers["Authorization"])
-                status, body = reply(self.path)
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    return Handler
 
 
 def _all_ok(path: str) -> tuple[int, dict]:
@@ -151,29 +130,15 @@ def test_the_launcher_never_gives_the_token_to_a_stranger_on_the_port(
     monkeypatch: pytest.MonkeyPatch, answer, reason: str
 ) -> None:
     monkeypatch.setenv("AGENT_CHAT_BRIDGE_TOKEN", "the-apps-own-token")
-    stranger = _Stranger(answer)
-    try:
-        with pytest.raises(SystemExit, match=reason):
-            start_bridge(stranger.url)
-    finally:
-        stranger.close()
-    assert stranger.authorizations == []  # never sent, in any header
+    authorizations: list[str] = []
+    with serving(_stranger(answer, authorizations)) as url, pytest.raises(SystemExit, match=reason):
+        start_bridge(url)
+    assert authorizations == []  # never sent, in any header
 
 
 def test_the_launcher_adopts_a_bridge_that_holds_its_token(tmp_path) -> None:
     app = create_app(BridgeSettings(hermes_home=tmp_path / "hermes", token="s3cret"))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, port=port, lifespan="off", log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            if server.started:
-                break
-            time.sleep(0.05)
+    with serve_in_thread(app) as port:
+        url = f"http://127.0.0.1:{port}"
         assert bridge_refusal(url, "s3cret") is None
         assert bridge_refusal(url, "another app's token") == "it does not hold this app's token"
-    finally:
-        server.should_exit = True
-        thread.join(10)

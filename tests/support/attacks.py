@@ -6,17 +6,19 @@ a count of the conversations in the stack's database to prove whether anything r
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import sqlalchemy as sa
 from websockets.exceptions import InvalidStatus
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 # The page's socket.io namespace and the event handlers a page calls by name (Reflex's full
 # state names: reflex___state____state.<module path>___<class>.<handler>).
@@ -83,19 +85,29 @@ def raw_handshake(
     return int(status_line.split()[1])
 
 
+@contextlib.contextmanager
+def _booted(
+    url: str, router: dict, *, origin: str | None = None, cookie: str | None = None
+) -> Iterator[ClientConnection]:
+    """The event websocket opened as a page opens it: the Engine.IO open packet, then the
+    namespace connect carrying the hydrate event for `router`'s page."""
+    boot = {"event": {"name": event_names()[0], "payload": {}, "router_data": router}}
+    with connect(url, origin=origin, open_timeout=10, additional_headers=_cookie(cookie)) as client:
+        assert client.recv(timeout=10).startswith("0{"), "no Engine.IO open packet"
+        client.send(f"40{NAMESPACE},{json.dumps(boot)}")
+        yield client
+
+
 def replay_new_session(
     url: str, origin: str | None, timeout: float = 20, cookie: str | None = None
 ) -> str:
     """Open the event websocket as a page would and send a first message by name: the
     Engine.IO open packet, the namespace connect carrying the hydrate event, then the event.
     The new conversation's path, from the redirect the app answers with."""
-    hydrate, send = event_names()
-    boot = {"event": {"name": hydrate, "payload": {}, "router_data": ROUTER_DATA}}
+    send = event_names()[1]
     deadline = time.monotonic() + timeout
-    with connect(url, origin=origin, open_timeout=10, additional_headers=_cookie(cookie)) as client:
-        assert client.recv(timeout=10).startswith("0{"), "no Engine.IO open packet"
+    with _booted(url, ROUTER_DATA, origin=origin, cookie=cookie) as client:
         event = ["event", {"name": send, "payload": FIRST_MESSAGE, "router_data": ROUTER_DATA}]
-        client.send(f"40{NAMESPACE},{json.dumps(boot)}")
         client.send(f"42{NAMESPACE},{json.dumps(event)}")
         while (left := deadline - time.monotonic()) > 0:
             frame = client.recv(timeout=left)
@@ -171,13 +183,9 @@ def drive_events(
     until it has been quiet for `quiet` seconds: what a person driving the page's socket by
     hand (no page, no on_load) gets back."""
     router = {"pathname": pathname, "asPath": pathname, "query": {}}
-    hydrate = f"{event_names()[0]}"
-    boot = {"event": {"name": hydrate, "payload": {}, "router_data": router}}
     frames: list[str] = []
     deadline = time.monotonic() + timeout
-    with connect(url, open_timeout=10, additional_headers=_cookie(cookie)) as client:
-        assert client.recv(timeout=10).startswith("0{"), "no Engine.IO open packet"
-        client.send(f"40{NAMESPACE},{json.dumps(boot)}")
+    with _booted(url, router, cookie=cookie) as client:
         for name, payload in events:
             event = ["event", {"name": name, "payload": payload, "router_data": router}]
             client.send(f"42{NAMESPACE},{json.dumps(event)}")

@@ -43,8 +43,14 @@ HARMLESS = frozenset(
         "notices",  # compares the person's own sidebar rows with the shown uuid
     }
 )  # fmt: skip
+
+
 # The lookups that check the owner: their results are trusted.
-OWNER_CHECKS = frozenset({"conversation_for", "self.owned_uuid"})
+def _owner_check(name: str) -> bool:
+    """`conversation_for(...)`, or a state's `owned_uuid()` (`self.`, `chat.` …)."""
+    return name == "conversation_for" or name.endswith(".owned_uuid")
+
+
 # Reads that are allowed on an untrusted uuid, each with why.
 EXEMPT = {
     "WorkspaceState.workspace_available": (
@@ -110,7 +116,7 @@ class _Taint:
                 name = _dotted(func)
                 if name in UNTRUSTED_SOURCES:
                     return True
-                if name in OWNER_CHECKS or name.endswith(".owned_uuid"):
+                if _owner_check(name):
                     return False
                 if name in ("str",) and args:
                     return self.of(args[0])
@@ -184,7 +190,7 @@ def walk_function(
         given = [a for a in call.args if taint.of(a)]
         given_kw = [k for k in call.keywords if taint.of(k.value)]
         name = _dotted(call.func)
-        if name in OWNER_CHECKS or name.endswith(".owned_uuid"):
+        if _owner_check(name):
             continue
         callee = None
         if name.startswith("self.") and name.count(".") == 1:
