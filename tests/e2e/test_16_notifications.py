@@ -48,6 +48,9 @@ def test_a_background_conversation_that_finishes_notifies_and_counts(
     page.add_init_script(SPY)
     ensure_fake_model(page, stack)
     page.goto(f"{stack.url}/settings/models")
+    # Once the page is live (its state arrived: the agent services' rows come with it): a
+    # click on the prerendered button is lost, more often the longer the page's load takes.
+    expect(page.get_by_test_id("bridge-row").first).to_be_visible()
     page.get_by_test_id("notify-on").click()
     expect(page.get_by_test_id("notify-status")).to_have_text("On in this browser.")
 
