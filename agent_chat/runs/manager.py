@@ -33,12 +33,14 @@ from agent_chat.runs.awaiting import awaiting
 from agent_chat.runs.bridge_model import bridge_model
 from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
 from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange
-from agent_chat.runs.client import BridgeClient, BridgeError, BridgeUnavailable
+from agent_chat.runs.client import BridgeClient, BridgeError
+from agent_chat.runs.consumed import BackgroundTasks, ConsumedRuns
 from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
 from agent_chat.runs.memory_handover import SharedMemoryHandover
 from agent_chat.runs.placement import start_on_a_bridge
-from agent_chat.runs.queueing import QueueAndPrepare, RunRefused, StartedRun
+from agent_chat.runs.queueing import AgentPreparer, MessageQueue
+from agent_chat.runs.rules import RunRefused, StartedRun, check_text, store_or_refuse
 from agent_chat.runs.run_commands import RunCommands
 from agent_chat.runs.run_reads import RunReads, UnknownRun
 from agent_chat.runs.storage import Storage
@@ -51,7 +53,12 @@ log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 10.0  # how long close() waits for the cancelled run tasks
 
 
-class RunManager(RunReads, QueueAndPrepare, RunCommands):
+class RunManager:
+    """The runs' one entry, made of small collaborators: `consumed` (the runs this process
+    consumes), `reads` (what goes on, following a run), `commands` (stop, answer, steer),
+    `queued` (the message queue), `preparer` (agents built ahead) and the `consumer`. The
+    manager itself starts runs and takes them over; the rest of its face is theirs."""
+
     def __init__(
         self,
         *,
@@ -75,23 +82,70 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         self.recheck_bridges: Callable[[], Awaitable[Any]] | None = None
         self.bus: RunBus = bus or LocalRunBus()
         self.leases = HeldLeases(leases or LocalLeases())  # one consumer per run
-        self._runs: dict[str, LiveRun] = {}
+        self.shared = self.leases.leases.shared  # several workers: runs may be another's
+        self.consumed = ConsumedRuns()
+        self.background = BackgroundTasks()
         self._lock = asyncio.Lock()
         self.shared_memory = SharedMemoryHandover(storage=storage, client=self.client)
+        self.reads = RunReads(
+            storage=storage, bus=self.bus, consumed=self.consumed, shared=self.shared
+        )
+        limit = settings.max_message_chars
+        self.queued = MessageQueue(
+            storage=storage,
+            bus=self.bus,
+            reads=self.reads,
+            background=self.background,
+            send=self.send,
+            max_message_chars=limit,
+        )
         self.consumer = Consumer(
             storage=storage,
             bridges=bridges,
             bus=self.bus,
             lock=self._lock,
-            forget=self._forget,
+            forget=lambda live: self.consumed.forget(live.run_id),
             give_back=lambda live: self.leases.give_back(live.run_id),
-            on_finished=self._send_next_queued,
+            on_finished=self.queued.send_next,
         )
-        self._background_tasks: set[asyncio.Task] = set()
+        self.commands = RunCommands(
+            storage=storage,
+            bridges=bridges,
+            consumer=self.consumer,
+            reads=self.reads,
+            consumed=self.consumed,
+            lock=self._lock,
+            max_message_chars=limit,
+        )
+        self.preparer = AgentPreparer(
+            settings=settings,
+            storage=storage,
+            bridges=bridges,
+            reads=self.reads,
+            shared_memory=self.shared_memory,
+            background=self.background,
+        )
         self.writer = self.consumer.writer
         self.takeover = TakeoverWatch(
-            storage=storage, followed=lambda run_id: run_id in self._runs, reattach=self._reattach
+            storage=storage,
+            followed=lambda run_id: run_id in self.consumed,
+            reattach=self._reattach,
         )
+        # The collaborators' calls, on the manager: the one object services/backend.py names.
+        self.live = self.reads.live
+        self.live_for_session = self.reads.live_for_session
+        self.running_in = self.reads.running_in
+        self.run_state = self.reads.run_state
+        self.session_states = self.reads.session_states
+        self.working_runs = self.reads.working_runs
+        self.subscribe = self.reads.subscribe
+        self.session_changes = self.reads.session_changes
+        self.stop = self.commands.stop
+        self.answer = self.commands.answer
+        self.steer = self.commands.steer
+        self.reset = self.commands.reset
+        self.queue = self.queued.add
+        self.prepare = self.preparer.prepare
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -107,7 +161,7 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
     async def close(self) -> None:
         """Stop following runs (they go on in the bridge) and flush the logs."""
         await self.takeover.close()
-        tasks = [r.task for r in self._runs.values() if r.task] + list(self._background_tasks)
+        tasks = self.consumed.tasks() + self.background.tasks()
         for task in tasks:
             task.cancel()
         if tasks:
@@ -128,26 +182,10 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         await self.leases.release_all()  # another worker may take the runs over at once
         await self.bus.aclose()
 
-    def _live_for(self, session_uuid: str, user_id: int) -> LiveRun | None:
-        """The conversation's run consumed here; another person's conversation is refused
-        as missing (before "it is running" could tell that it exists)."""
-        live = self.live_for_session(session_uuid)
-        if live is not None and live.owner_id != user_id:
-            raise RunRefused(turns.NO_CONVERSATION)
-        return live
-
     # ---- commands --------------------------------------------------------------------
 
     def validate_message(self, text: str) -> str:
-        if not text or not text.strip():
-            raise RunRefused("Type a message first: an empty message is not sent.")
-        limit = self.settings.max_message_chars
-        if len(text) > limit:
-            raise RunRefused(
-                f"The message has {len(text):,} characters; the limit is {limit:,}. "
-                "Shorten it or split it into several messages."
-            )
-        return text
+        return check_text(text, limit=self.settings.max_message_chars)
 
     async def send(
         self,
@@ -180,47 +218,15 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         plan = TurnPlan(TurnMode.REGENERATE, session_uuid, user_id, message_id=message_id)
         return await self._start(plan)
 
-    async def reset(self, *, user_id: int, session_uuid: str) -> None:
-        """Give the session a fresh agent and add a RESET marker: later runs see nothing above it."""
-        async with self._lock:
-            if self._live_for(session_uuid, user_id):
-                raise RunRefused(turns.RESET_WHILE_RUNNING)
-            last_bridge = await self.storage.call(
-                run_bridges.last_run_bridge, session_uuid=session_uuid
-            )
-            old_hermes_session = await self._store(
-                turns.mark_reset,
-                session_uuid=session_uuid,
-                user_id=user_id,
-                check_running=self.shared,  # another worker's run counts too
-            )
-        holder = self.bridges.holder(last_bridge=last_bridge, hermes_session=old_hermes_session)
-        try:
-            await self.bridges.client(holder).reset(old_hermes_session)
-        except BridgeUnavailable:
-            # The new hermes session id already gives the next run a fresh agent.
-            log.warning("bridge unreachable on reset of %s; using a new agent", session_uuid)
-
-    async def _store(self, fn: Any, /, **kwargs: Any) -> Any:
-        """A store call whose refusal is the person's message."""
-        try:
-            return await self.storage.call(fn, **kwargs)
-        except turns.Refused as exc:
-            raise RunRefused(str(exc), exc.code) from exc
-
     async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
         await self.shared_memory.ensure()  # a pre-accounts memory goes to the first admin
         async with self._lock:
-            if self._live_for(plan.session_uuid, plan.owner_id):
+            if self.consumed.in_conversation(plan.session_uuid, plan.owner_id):
                 raise RunRefused(STILL_RUNNING, RUN_ACTIVE)
             # The limit is per person (the bridge has its own cap for the whole machine).
             # Several workers: checked again in the turn's transaction (db/running.py), with
             # every worker's runs; here, this process's (all of them with one worker).
-            working = sum(
-                1
-                for r in self._runs.values()
-                if r.session_state == "running" and r.owner_id == plan.owner_id
-            )
+            working = self.consumed.working(plan.owner_id)
             limit = self.settings.max_active_runs
             if working >= limit:
                 raise RunRefused(too_many_runs(working, limit), TOO_MANY_RUNS)
@@ -236,7 +242,8 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
             )
             lease = await self._lease(run_id)  # before the answer is RUNNING: no takeover
             try:
-                prepared = await self._store(
+                prepared = await store_or_refuse(
+                    self.storage,
                     turns.prepare_turn,
                     plan=plan,
                     run_id=run_id,
@@ -305,7 +312,7 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         self, live: LiveRun, history: list[RunEvent] | None = None, *, lease: Lease
     ) -> None:
         """Register the run and open its channel (readers may subscribe from now on)."""
-        self._runs[live.run_id] = live
+        self.consumed.add(live)
         self.leases.hold(lease, on_lost=lambda: self._lost(live))
         self.bus.open(live.run_id, history or ())
         self.bus.publish_session(
@@ -313,7 +320,7 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         )
 
     async def _reattach(self, message: ChatMessage) -> None:
-        if not message.run_id or message.run_id in self._runs:
+        if not message.run_id or message.run_id in self.consumed:
             return
         lease = await self.leases.leases.acquire(message.run_id)
         if lease is None:  # another worker consumes it
@@ -350,12 +357,9 @@ class RunManager(RunReads, QueueAndPrepare, RunCommands):
         except LeaseUnavailable as exc:
             raise RunRefused(f"Nothing was sent: {exc}") from exc
 
-    def _forget(self, live: LiveRun) -> None:
-        self._runs.pop(live.run_id, None)
-
     def _lost(self, live: LiveRun) -> None:
         """Another worker took the run over (this one stalled): stop, finish nothing."""
-        self._runs.pop(live.run_id, None)
+        self.consumed.forget(live.run_id)
         self.leases.drop(live.run_id)
         if live.task is not None:
             live.task.cancel()

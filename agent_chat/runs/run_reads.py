@@ -1,6 +1,6 @@
-"""What runs are going on, for the page, the API and the manager's own checks: a mixin of
-`RunManager` (runs/manager.py), which gives it `storage`, `bus`, `_runs` (the runs this
-process consumes) and `shared`.
+"""The read side of the RunManager: what runs are going on, for the page, the API and the
+manager's own checks, and following one run (`subscribe`) or a person's run states
+(`session_changes`).
 
 One worker (no Redis) knows every run in its memory: the reads cost nothing. With several
 workers (`shared`) a run may be consumed by any of them, so the reads ask the database
@@ -13,6 +13,7 @@ from __future__ import annotations
 from agent_chat.db import messages, running
 from agent_chat.db.running import RunningRun
 from agent_chat.runs.bus import RunBus, SessionChanges
+from agent_chat.runs.consumed import ConsumedRuns
 from agent_chat.runs.consumer import LiveRun
 from agent_chat.runs.replay import StoredReplay
 from agent_chat.runs.storage import Storage
@@ -38,24 +39,23 @@ def going(live: LiveRun) -> RunningRun:
 
 
 class RunReads:
-    # Given by RunManager.
-    storage: Storage
-    bus: RunBus
-    _runs: dict[str, LiveRun]
-
-    @property
-    def shared(self) -> bool:
-        """Several workers: runs may be consumed by another process (leases in Redis)."""
-        return self.leases.leases.shared  # type: ignore[attr-defined]
+    def __init__(
+        self, *, storage: Storage, bus: RunBus, consumed: ConsumedRuns, shared: bool
+    ) -> None:
+        self._storage = storage
+        self._bus = bus
+        self._consumed = consumed
+        # Several workers: runs may be consumed by another process (leases in Redis).
+        self.shared = shared
 
     # ---- this process's runs (the manager's own bookkeeping) ----------------------------
 
     def live(self, run_id: str | None) -> LiveRun | None:
         """The run if this process consumes it (not: whether it goes on; see `run_state`)."""
-        return self._runs.get(run_id) if run_id else None
+        return self._consumed.get(run_id)
 
     def live_for_session(self, session_uuid: str) -> LiveRun | None:
-        return next((r for r in self._runs.values() if r.session_uuid == session_uuid), None)
+        return self._consumed.for_session(session_uuid)
 
     # ---- runs going on, on any worker ----------------------------------------------------
 
@@ -67,7 +67,7 @@ class RunReads:
             return going(live) if live.owner_id == user_id else None
         if not self.shared:
             return None
-        found = await self.storage.call(
+        found = await self._storage.call(
             running.running_runs, user_id=user_id, session_uuid=session_uuid
         )
         return found[0] if found else None
@@ -76,21 +76,19 @@ class RunReads:
         """session_uuid -> "running" | "waiting" for `user_id`'s runs going on."""
         if not self.shared:
             return {
-                r.session_uuid: r.session_state
-                for r in self._runs.values()
-                if r.owner_id == user_id
+                r.session_uuid: r.session_state for r in self._consumed if r.owner_id == user_id
             }
-        found = await self.storage.call(running.running_runs, user_id=user_id)
+        found = await self._storage.call(running.running_runs, user_id=user_id)
         return {r.session_uuid: r.state for r in found}
 
     async def run_state(self, run_id: str, *, user_id: int) -> str:
         """ "running", "waiting" or "" (over, unknown, or another person's) for one run."""
-        live = self._runs.get(run_id)
+        live = self._consumed.get(run_id)
         if live is not None:
             return live.session_state if live.owner_id == user_id else ""
         if not self.shared:
             return ""
-        found = await self.storage.call(running.running_runs, user_id=user_id, run_id=run_id)
+        found = await self._storage.call(running.running_runs, user_id=user_id, run_id=run_id)
         return found[0].state if found else ""
 
     async def working_runs(self, *, user_id: int) -> int:
@@ -104,23 +102,23 @@ class RunReads:
         """The run's events after `after_seq`: what happened so far, then live events as
         they come, ending after the last one. A run that is over (or not live here) is
         replayed from the stored log. `UnknownRun` for another person's run."""
-        await self._owned(run_id, user_id)
-        live = self.bus.subscribe(run_id, after_seq)
-        return live if live is not None else StoredReplay(self.storage, run_id, after_seq)
+        await self.owned(run_id, user_id)
+        live = self._bus.subscribe(run_id, after_seq)
+        return live if live is not None else StoredReplay(self._storage, run_id, after_seq)
 
     def session_changes(self, *, user_id: int) -> SessionChanges:
         """The run-state changes of `user_id`'s conversations from now on (close it when
         done); other people's never reach it, on any bus."""
-        return self.bus.session_changes(user_id)
+        return self._bus.session_changes(user_id)
 
-    async def _owned(self, run_id: str, user_id: int) -> LiveRun | None:
+    async def owned(self, run_id: str, user_id: int) -> LiveRun | None:
         """The run consumed here if it is `user_id`'s; None when it is theirs but not
         consumed here (finished, or another worker's); `UnknownRun` when unknown or another's."""
-        live = self._runs.get(run_id)
+        live = self._consumed.get(run_id)
         if live is not None:
             if live.owner_id != user_id:
                 raise UnknownRun(run_id)
             return live
-        if await self.storage.call(messages.run_owner, run_id=run_id) != user_id:
+        if await self._storage.call(messages.run_owner, run_id=run_id) != user_id:
             raise UnknownRun(run_id)
         return None

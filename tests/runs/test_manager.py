@@ -370,8 +370,7 @@ async def test_close_is_bounded_when_a_task_ignores_its_cancel(
             with contextlib.suppress(asyncio.CancelledError):
                 await stop.wait()
 
-    task = asyncio.create_task(stubborn(), name="stubborn")
-    manager._background_tasks.add(task)
+    task = manager.background.spawn(stubborn(), "stubborn")
     await asyncio.sleep(0)  # started: a task cancelled before its first step just ends
     async with asyncio.timeout(5):
         await manager.close()
