@@ -21,6 +21,7 @@ DEFAULT_SESSION_HOURS = 12.0
 DEFAULT_STREAM_TTL_S = 3600.0
 DEFAULT_LEASE_S = 5.0
 DEFAULT_BRIDGE_DOWN_AFTER_S = 15.0
+DEFAULT_MAX_UPLOAD_MB = 20
 BRIDGE_EXTERNAL = "external"  # the bridge is its own process (python -m agent_chat.bridge)
 BRIDGE_EMBEDDED = (
     "embedded"  # the bridge runs inside the web app's process (agent_chat/embedded.py)
@@ -78,6 +79,10 @@ class Settings:
 
     # Single sign-on (auth/oidc*.py): None unless issuer, client id and secret are all set.
     oidc: OidcSettings | None = None
+    # Attachments (services/attachments.py): the largest file, and the S3-compatible bucket
+    # their bytes go to (None: in the database, `attachment_chunk`).
+    max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
+    s3: S3Settings | None = None
 
 
 def _int(name: str, default: int | None) -> int | None:
@@ -218,6 +223,50 @@ def load_settings() -> Settings:
             "AGENT_CHAT_BRIDGE_DOWN_AFTER_S", DEFAULT_BRIDGE_DOWN_AFTER_S
         ),
         oidc=load_oidc_settings(),
+        max_upload_mb=_positive_int("AGENT_CHAT_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB),
+        s3=load_s3_settings(),
+    )
+
+
+def _positive_int(name: str, default: int) -> int:
+    value = _int(name, default)
+    if value is None or value < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """An S3-compatible bucket for the attachments' bytes (AGENT_CHAT_S3_*). `endpoint_url`
+    None is AWS itself; the keys None are boto3's own chain (environment, instance role)."""
+
+    bucket: str
+    endpoint_url: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    region: str | None = None
+    prefix: str = "attachments/"
+
+
+def load_s3_settings() -> S3Settings | None:
+    """None without AGENT_CHAT_S3_BUCKET; a key id without its secret (or the reverse) is
+    refused at start."""
+    env = os.environ.get
+    bucket = (env("AGENT_CHAT_S3_BUCKET") or "").strip()
+    if not bucket:
+        return None
+    key_id = (env("AGENT_CHAT_S3_ACCESS_KEY_ID") or "").strip() or None
+    secret = (env("AGENT_CHAT_S3_SECRET_ACCESS_KEY") or "").strip() or None
+    if (key_id is None) != (secret is None):
+        raise ValueError(
+            "AGENT_CHAT_S3_ACCESS_KEY_ID and AGENT_CHAT_S3_SECRET_ACCESS_KEY go together"
+        )
+    return S3Settings(
+        bucket=bucket,
+        endpoint_url=(env("AGENT_CHAT_S3_ENDPOINT_URL") or "").strip() or None,
+        access_key_id=key_id,
+        secret_access_key=secret,
+        region=(env("AGENT_CHAT_S3_REGION") or "").strip() or None,
     )
 
 

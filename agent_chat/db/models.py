@@ -1,8 +1,7 @@
-"""SQLModel tables (DESIGN.md §4). Plain SQLModel, not rx.Model (deprecated in Reflex).
-
-Enumerated columns are plain strings of the StrEnum values: no database enum types, and a new
-value needs no migration. Datetimes are naive UTC, declared `sa_type=DateTime` because sqlmodel
-would make a timezone-aware column, which PostgreSQL would read in the server's time zone."""
+"""SQLModel tables (DESIGN.md §4; attachments: db/attachment_models.py). Plain SQLModel, not
+rx.Model (deprecated). Enumerated columns are plain strings of StrEnum values: no database enum
+types, a new value needs no migration. Datetimes are naive UTC, `sa_type=DateTime`: sqlmodel
+would make a timezone-aware column, which PostgreSQL reads in the server's time zone."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy import DateTime, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
+import agent_chat.db.attachment_models  # noqa: F401  (registers the attachments' tables)
 from agent_chat.db.names import keep_name_key
 
 

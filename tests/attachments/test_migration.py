@@ -1,0 +1,58 @@
+"""The attachments' migration (845e3d173d88) up, down and up again on the test's database
+(SQLite, or PostgreSQL with AGENT_CHAT_TEST_DB_URL), with rows in the new tables."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import command
+
+from agent_chat.db.engine import make_engine, migrate
+from agent_chat.db.models import utcnow
+from tests.support.databases import alembic_config
+
+BEFORE = "a140ebfbd831"
+ATTACHMENTS = "845e3d173d88"
+TABLES = {"attachment", "attachment_chunk", "message_attachment"}
+
+
+def test_up_down_and_up_again(empty_db_url: str) -> None:
+    config = alembic_config(empty_db_url)
+    command.upgrade(config, BEFORE)
+    engine = make_engine(empty_db_url)
+    try:
+        assert not TABLES & set(sa.inspect(engine).get_table_names())
+        migrate(empty_db_url)
+        assert set(sa.inspect(engine).get_table_names()) >= TABLES
+        with engine.begin() as connection:
+            now = utcnow()
+            owner = connection.execute(
+                sa.text(
+                    "INSERT INTO app_user (username, display_name, password_hash, role,"
+                    " disabled, password_changed_at, created_at) VALUES ('ann', 'Ann', 'x',"
+                    " 'member', false, :now, :now) RETURNING id"
+                ),
+                {"now": now},
+            ).scalar_one()
+            connection.execute(
+                sa.text(
+                    "INSERT INTO attachment_chunk (storage_key, seq, data, created_at)"
+                    " VALUES ('k', 0, :data, :now)"
+                ),
+                {"data": b"\x00\xffbytes", "now": now},
+            )
+            connection.execute(
+                sa.text(
+                    "INSERT INTO attachment (owner_id, sha256, name, media_type, size,"
+                    " storage_key, created_at) VALUES (:o, :sha, 'a.bin',"
+                    " 'application/octet-stream', 7, 'k', :now)"
+                ),
+                {"o": owner, "sha": "0" * 64, "now": now},
+            )
+            data = connection.execute(sa.text("SELECT data FROM attachment_chunk")).scalar_one()
+            assert bytes(data) == b"\x00\xffbytes"
+        command.downgrade(config, BEFORE)
+        assert not TABLES & set(sa.inspect(engine).get_table_names())
+        command.upgrade(config, ATTACHMENTS)
+        assert set(sa.inspect(engine).get_table_names()) >= TABLES
+    finally:
+        engine.dispose()
