@@ -15,6 +15,7 @@ from tests.fakes.model_server import RunningFakeModel, running_fake_model
 from tests.support.bridge import RunningBridge, StartBridge, bridges_in_threads
 from tests.support.bridge import hermes_home as make_hermes_home
 from tests.support.databases import MigratedDatabases, fresh_database
+from tests.support.selection import BROWSER_ON_FIRST
 from tests.support.users import default_owner, user_on
 
 # Fixtures of the support modules, registered once for every folder: the stack is one per
@@ -105,29 +106,6 @@ def other_user(engine: Engine) -> int:
 # A test that takes one of these fixtures (or drives the app: e2e) uses a database: test.sh
 # runs those on every database and the others once.
 DATABASE_FIXTURES = {"db_url", "empty_db_url", "engine"}
-
-
-# The browser files test.sh runs on its first database (SQLite) rather than its last
-# (PostgreSQL); every_database files run on both. Chosen so that the two runs, which go at
-# once, take about as long (`./test.sh --durations=0` of 2026-12-03: the SQLite run had 1387
-# test-seconds and the PostgreSQL run 1464 before test_12 and test_13_http_api, 38 together,
-# moved to the first); a new file goes on the last until it is weighed. test_31 and test_32
-# need PostgreSQL and Redis anyway.
-BROWSER_ON_FIRST = {
-    "test_01_first_visit.py",
-    "test_02_walking_skeleton.py",
-    "test_04_resume.py",
-    "test_10_login.py",
-    "test_11_untrusted_output.py",
-    "test_12_bad_input.py",
-    "test_13_http_api.py",
-    "test_14_phone_and_keys.py",
-    "test_16_notifications.py",
-    "test_23_stream_split.py",
-    "test_26_user_admin.py",
-    "test_28_oidc.py",
-    "test_29_embedded.py",
-}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

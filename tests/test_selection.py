@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import BROWSER_ON_FIRST
+from tests.support.selection import BROWSER_ON_FIRST
 
 E2E = Path(__file__).resolve().parent / "e2e"
 

@@ -12,8 +12,8 @@ import httpx
 from agent_chat.db.engine import make_engine, migrate, open_session
 from agent_chat.export import to_json
 from agent_chat.share_page.links import create_share, share_path
-from tests.export.conversation import EXPORTED_AT, build_conversation, read_export
 from tests.support.accounts import ADMIN_USER
+from tests.support.exports import EXPORTED_AT, build_conversation, read_export
 from tests.support.stack import Stack
 from tests.support.users import user_named
 

@@ -13,7 +13,7 @@ import httpx
 from agent_chat.auth import COOKIE_NAME, SCOPE_USER_KEY, LoginGate
 from agent_chat.db import auth_sessions, users
 from agent_chat.runs.storage import Storage
-from tests.auth.conftest import CONFIG, HOUR, Clock, _gated, _log_in, add_user, client_for
+from tests.support.gate import CONFIG, HOUR, Clock, add_user, client_for, gated, log_in
 
 
 async def test_pages_redirect_to_login_with_next(client: httpx.AsyncClient) -> None:
@@ -38,7 +38,7 @@ async def test_static_files_and_ping_stay_public(client: httpx.AsyncClient) -> N
 
 
 async def test_a_session_opens_pages_and_the_api(client: httpx.AsyncClient) -> None:
-    await _log_in(client)
+    await log_in(client)
     assert (await client.get("/chat/abc")).text == "<h1>the chat page</h1>"
     assert (await client.get("/api/chat/sessions/x/export")).json() == {"secret conversation": "x"}
 
@@ -48,7 +48,7 @@ async def test_what_the_gate_lets_through_is_asked_for_again_before_each_use(
 ) -> None:
     """A page without caching headers of its own would be fresh in the browser's cache for a
     while, and opened from it after a logout without asking the gate."""
-    await _log_in(client)
+    await log_in(client)
     assert (await client.get("/chat/abc")).headers["cache-control"] == "private, no-cache"
     api = await client.get("/api/chat/sessions/x/export")
     assert api.headers["cache-control"] == "private, no-cache"
@@ -68,13 +68,13 @@ async def test_a_response_that_says_how_to_cache_it_is_left_as_it_is(
 
     gate = LoginGate(app, storage=lambda: storage, config_loader=lambda: CONFIG, clock=clock)
     async with client_for(gate) as client:
-        await _log_in(client)
+        await log_in(client)
         assert (await client.get("/own")).headers.get_list("cache-control") == ["no-store"]
         assert (await client.get("/other")).headers["cache-control"] == "private, no-cache"
 
 
 async def test_the_session_expires(client: httpx.AsyncClient, clock: Clock) -> None:
-    await _log_in(client)
+    await log_in(client)
     clock.now += 12 * HOUR - 1
     assert (await client.get("/chat/abc")).status_code == 200
     clock.now += 2
@@ -84,10 +84,10 @@ async def test_the_session_expires(client: httpx.AsyncClient, clock: Clock) -> N
 async def test_a_shorter_session_length_shortens_sessions_already_issued(
     storage: Storage, clock: Clock, alice
 ) -> None:
-    async with client_for(_gated(storage, clock)) as client:
-        await _log_in(client)
+    async with client_for(gated(storage, clock)) as client:
+        await log_in(client)
         cookie = client.cookies[COOKIE_NAME]
-    short = _gated(storage, clock, config=type(CONFIG)(session_seconds=HOUR))
+    short = gated(storage, clock, config=type(CONFIG)(session_seconds=HOUR))
     async with client_for(short) as client:
         client.cookies.set(COOKIE_NAME, cookie)
         assert (await client.get("/chat/abc")).status_code == 200
@@ -102,7 +102,7 @@ async def test_a_forged_or_revoked_cookie_is_refused(
         client.cookies.set(COOKIE_NAME, token)
         assert (await client.get("/api/chat/sessions/x/export")).status_code == 401
     client.cookies.clear()
-    await _log_in(client)
+    await log_in(client)
     valid = client.cookies[COOKIE_NAME]
     headers = {"cookie": f'bad"cookie=\\x; {COOKIE_NAME}={valid}'}  # another app's junk cookie
     client.cookies.clear()
@@ -114,7 +114,7 @@ async def test_a_forged_or_revoked_cookie_is_refused(
 async def test_disabling_a_user_ends_their_sessions(
     client: httpx.AsyncClient, storage: Storage, alice
 ) -> None:
-    await _log_in(client)
+    await log_in(client)
     assert (await client.get("/chat/abc")).status_code == 200
     storage.call_sync(users.set_disabled, user_id=alice.id, disabled=True)
     assert (await client.get("/chat/abc")).status_code == 303
@@ -132,7 +132,7 @@ async def test_the_app_behind_sees_who_is_signed_in(storage: Storage, clock: Clo
 
     gate = LoginGate(app, storage=lambda: storage, config_loader=lambda: CONFIG, clock=clock)
     async with client_for(gate) as client:
-        await _log_in(client)
+        await log_in(client)
         assert (await client.get("/chat/abc")).status_code == 200
     assert seen[-1].username == "alice" and seen[-1].role == "admin"
 
@@ -190,11 +190,11 @@ async def _websocket(gate: LoginGate, cookie: str | None) -> list[dict]:
 async def test_the_event_websocket_is_refused_without_a_session(
     client: httpx.AsyncClient, storage: Storage, clock: Clock
 ) -> None:
-    gate = _gated(storage, clock)
+    gate = gated(storage, clock)
     # Closing before accepting: the server answers the upgrade with 403.
     assert await _websocket(gate, None) == [{"type": "websocket.close", "code": 1008}]
     assert (await _websocket(gate, f"{COOKIE_NAME}=forged"))[0]["type"] == "websocket.close"
-    await _log_in(client)
+    await log_in(client)
     sent = await _websocket(gate, f"{COOKIE_NAME}={client.cookies[COOKIE_NAME]}")
     assert sent[0]["type"] == "websocket.accept"
     assert sent[1] == {"type": "websocket.send", "text": "state"}
@@ -205,7 +205,7 @@ async def test_an_open_websocket_closes_when_its_session_is_revoked(
 ) -> None:
     """Another browser logs out everywhere: this socket closes within the check interval,
     even though its browser sends nothing meanwhile."""
-    await _log_in(client)
+    await log_in(client)
     token = client.cookies[COOKIE_NAME]
     received: list[dict] = []
 
@@ -233,7 +233,7 @@ async def test_an_open_websocket_closes_when_its_session_is_revoked(
 async def test_an_open_websocket_closes_when_its_session_expires(
     client: httpx.AsyncClient, storage: Storage, clock: Clock
 ) -> None:
-    await _log_in(client)
+    await log_in(client)
     token = client.cookies[COOKIE_NAME]
     task, sent = await _open_socket(_hold_open, token, storage, clock)
     await asyncio.sleep(0.2)
@@ -288,7 +288,7 @@ async def test_lifespan_passes_through(storage: Storage, clock: Clock) -> None:
 
 async def test_a_member_signs_in_like_an_admin(storage: Storage, clock: Clock, alice) -> None:
     add_user(storage, "bob", "bobs-password-1")
-    async with client_for(_gated(storage, clock)) as client:
-        response = await _log_in(client, username="Bob", password="bobs-password-1")
+    async with client_for(gated(storage, clock)) as client:
+        response = await log_in(client, username="Bob", password="bobs-password-1")
         assert response.status_code == 303
         assert (await client.get("/chat/abc")).status_code == 200

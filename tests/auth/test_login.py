@@ -10,7 +10,7 @@ from agent_chat.auth import COOKIE_NAME
 from agent_chat.auth.store import as_datetime
 from agent_chat.db import auth_sessions, users
 from agent_chat.runs.storage import Storage
-from tests.auth.conftest import PASSWORD, Clock, _gated, _log_in, add_user, client_for
+from tests.support.gate import PASSWORD, Clock, add_user, client_for, gated, log_in
 
 
 async def test_the_login_page_has_the_form(client: httpx.AsyncClient) -> None:
@@ -37,7 +37,7 @@ async def test_the_login_page_escapes_next_and_the_username(client: httpx.AsyncC
 async def test_the_right_password_sets_a_cookie_and_redirects_to_next(
     client: httpx.AsyncClient, storage: Storage, clock: Clock, alice
 ) -> None:
-    response = await _log_in(client, "/chat/abc", username="  Alice ")
+    response = await log_in(client, "/chat/abc", username="  Alice ")
     assert response.status_code == 303
     assert response.headers["location"] == "/chat/abc"
     cookie = response.headers["set-cookie"]
@@ -68,7 +68,7 @@ async def test_the_page_form_posts_to_login_itself(client: httpx.AsyncClient) ->
 
 async def test_login_refuses_an_open_redirect(client: httpx.AsyncClient) -> None:
     for evil in ("https://evil.example/", "//evil.example", "/\\evil.example", "/setup"):
-        response = await _log_in(client, evil)
+        response = await log_in(client, evil)
         assert response.status_code == 303
         assert response.headers["location"] == "/"
 
@@ -95,7 +95,7 @@ async def test_a_disabled_user_cannot_sign_in(
     client: httpx.AsyncClient, storage: Storage, alice
 ) -> None:
     storage.call_sync(users.set_disabled, user_id=alice.id, disabled=True)
-    response = await _log_in(client)
+    response = await log_in(client)
     assert response.status_code == 403
     assert "This account is disabled." in response.text
     assert COOKIE_NAME not in client.cookies
@@ -123,7 +123,7 @@ async def test_malformed_or_huge_login_bodies_are_400(client: httpx.AsyncClient)
 
 
 async def test_logout_ends_the_session_for_real(client: httpx.AsyncClient) -> None:
-    await _log_in(client)
+    await log_in(client)
     token = client.cookies[COOKIE_NAME]
     response = await client.post("/api/logout")
     assert response.status_code == 303
@@ -140,15 +140,15 @@ async def test_logout_everywhere_ends_every_session_of_the_user(
     storage: Storage, clock: Clock, alice
 ) -> None:
     add_user(storage, "bob", "bobs-password-1")
-    gate = _gated(storage, clock)
+    gate = gated(storage, clock)
     async with (
         client_for(gate) as laptop,
         client_for(gate, "10.0.0.8") as phone,
         client_for(gate) as bob,
     ):
-        await _log_in(laptop)
-        await _log_in(phone)
-        await _log_in(bob, username="bob", password="bobs-password-1")
+        await log_in(laptop)
+        await log_in(phone)
+        await log_in(bob, username="bob", password="bobs-password-1")
         response = await phone.post("/api/logout-all", headers={"accept": "application/json"})
         assert response.json() == {"ok": True}
         assert (await laptop.get("/chat/abc")).status_code == 303
@@ -158,5 +158,5 @@ async def test_logout_everywhere_ends_every_session_of_the_user(
 
 
 async def test_https_cookies_are_secure(storage: Storage, clock: Clock, alice) -> None:
-    async with client_for(_gated(storage, clock), base="https://testserver") as client:
-        assert "Secure" in (await _log_in(client)).headers["set-cookie"]
+    async with client_for(gated(storage, clock), base="https://testserver") as client:
+        assert "Secure" in (await log_in(client)).headers["set-cookie"]

@@ -25,8 +25,8 @@ from agent_chat.auth.oidc_routes import ATTEMPT_COOKIE
 from agent_chat.config import OidcSettings
 from agent_chat.db import oidc, users
 from agent_chat.runs.storage import Storage
-from tests.auth.conftest import HOUR, Clock, _gated, client_for
 from tests.fakes.model_server import free_port
+from tests.support.gate import HOUR, Clock, client_for, gated
 from tests.support.oidc_provider import Provider, running_provider
 
 CLIENT_ID = "agent-chat"
@@ -60,7 +60,7 @@ async def client(
     storage: Storage, clock: Clock, alice, provider: Provider
 ) -> AsyncIterator[httpx.AsyncClient]:
     config = GateConfig(session_seconds=12 * HOUR, oidc=_settings(provider.issuer))
-    async with client_for(_gated(storage, clock, config)) as client:
+    async with client_for(gated(storage, clock, config)) as client:
         yield client
 
 
@@ -120,7 +120,7 @@ async def test_the_login_page_offers_the_button_and_it_keeps_next(
 async def test_without_the_settings_there_is_no_button_and_no_route(
     storage: Storage, clock: Clock, alice
 ) -> None:
-    async with client_for(_gated(storage, clock)) as plain:
+    async with client_for(gated(storage, clock)) as plain:
         assert "login-oidc" not in (await plain.get("/login")).text
         for path in ("/auth/oidc/login", "/auth/oidc/callback?code=x&state=y"):
             assert (await plain.get(path)).status_code == 404
@@ -133,7 +133,7 @@ async def test_before_the_first_administrator_it_leads_to_setup(
     storage: Storage, clock: Clock, provider: Provider
 ) -> None:
     config = GateConfig(session_seconds=HOUR, oidc=_settings(provider.issuer))
-    async with client_for(_gated(storage, clock, config)) as client:  # no user yet
+    async with client_for(gated(storage, clock, config)) as client:  # no user yet
         response = await client.get("/auth/oidc/login")
         assert response.status_code == 303 and response.headers["location"] == "/setup"
         assert storage.call_sync(oidc.count_attempts) == 0
@@ -277,7 +277,7 @@ async def test_a_callback_in_another_browser_is_refused(
 ) -> None:
     callback = _callback_path(_authorize(await _start(client), "elsewhere"))
     config = GateConfig(session_seconds=12 * HOUR, oidc=_settings(provider.issuer))
-    async with client_for(_gated(storage, clock, config)) as other_browser:
+    async with client_for(gated(storage, clock, config)) as other_browser:
         response = await other_browser.get(callback)
         assert "expired" in await _login_error(other_browser, response)
 
@@ -344,7 +344,7 @@ async def test_an_unreachable_issuer_shows_a_clear_error(
     storage: Storage, clock: Clock, alice
 ) -> None:
     config = GateConfig(session_seconds=HOUR, oidc=_settings(f"http://127.0.0.1:{free_port()}"))
-    async with client_for(_gated(storage, clock, config)) as client:
+    async with client_for(gated(storage, clock, config)) as client:
         started = time.monotonic()
         response = await client.get("/auth/oidc/login?next=/chat/q")
         assert time.monotonic() - started < 10
@@ -363,7 +363,7 @@ async def test_an_issuer_that_never_answers_times_out(
     with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers
         port = silent.getsockname()[1]
         config = GateConfig(session_seconds=HOUR, oidc=_settings(f"http://127.0.0.1:{port}"))
-        async with client_for(_gated(storage, clock, config)) as client:
+        async with client_for(gated(storage, clock, config)) as client:
             started = time.monotonic()
             response = await client.get("/auth/oidc/login")
             waited = time.monotonic() - started

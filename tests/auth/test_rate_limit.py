@@ -14,7 +14,7 @@ import pytest
 
 from agent_chat.auth import GateConfig, RateLimits
 from agent_chat.runs.storage import Storage
-from tests.auth.conftest import HOUR, PASSWORD, Clock, _gated, _log_in, add_user, client_for
+from tests.support.gate import HOUR, PASSWORD, Clock, add_user, client_for, gated, log_in
 from tests.support.processes import free_port, start_process, stop_process
 
 
@@ -23,46 +23,46 @@ async def _wrong(client: httpx.AsyncClient, username: str = "alice") -> httpx.Re
 
 
 async def test_the_sixth_wrong_password_for_an_account_is_refused_even_if_right(
-    client: httpx.AsyncClient, clock: Clock
+    storage: Storage, clock: Clock, alice
 ) -> None:
-    for _ in range(5):
-        assert (await _wrong(client)).status_code == 401
-    response = await _wrong(client)
-    assert response.status_code == 429
-    assert response.headers["retry-after"] == "900"
-    assert "Too many wrong passwords. Try again in 15 minutes." in response.text
-    # While blocked even the right password is refused (no guessing through the block),
-    # from another address too: the count is the account's.
-    assert (await _log_in(client)).status_code == 429
-    async with client_for(client._transport.app, "10.9.9.9") as elsewhere:  # type: ignore[attr-defined]
-        assert (await _log_in(elsewhere)).status_code == 429
-    clock.now += 14 * 60
-    response = await _wrong(client)
-    assert "Try again in 1 minute." in response.text and response.headers["retry-after"] == "60"
-    clock.now += 60
-    assert (await _log_in(client)).status_code == 303
-    # The right password reset the account's count: five more wrong ones before a block.
-    for _ in range(5):
-        assert (await _wrong(client)).status_code == 401
+    gate = gated(storage, clock)
+    async with client_for(gate) as client:
+        for _ in range(5):
+            assert (await _wrong(client)).status_code == 401
+        response = await _wrong(client)
+        assert response.status_code == 429
+        assert response.headers["retry-after"] == "900"
+        assert "Too many wrong passwords. Try again in 15 minutes." in response.text
+        # While blocked even the right password is refused (no guessing through the block),
+        # from another address too: the count is the account's.
+        assert (await log_in(client)).status_code == 429
+        async with client_for(gate, "10.9.9.9") as elsewhere:
+            assert (await log_in(elsewhere)).status_code == 429
+        clock.now += 14 * 60
+        response = await _wrong(client)
+        assert "Try again in 1 minute." in response.text and response.headers["retry-after"] == "60"
+        clock.now += 60
+        assert (await log_in(client)).status_code == 303
+        # The right password reset the account's count: five more wrong ones before a block.
+        for _ in range(5):
+            assert (await _wrong(client)).status_code == 401
 
 
 async def test_one_address_guessing_many_accounts_is_blocked_at_ten(
     storage: Storage, clock: Clock, alice
 ) -> None:
     add_user(storage, "bob", "bobs-password-1")
-    async with client_for(_gated(storage, clock)) as client:
+    async with client_for(gated(storage, clock)) as client:
         for n in range(10):
             assert (await _wrong(client, f"user{n}")).status_code == 401
-        assert (
-            await _log_in(client, username="bob", password="bobs-password-1")
-        ).status_code == 429
-    async with client_for(_gated(storage, clock), "10.0.0.99") as other:
-        assert (await _log_in(other, username="bob", password="bobs-password-1")).status_code == 303
+        assert (await log_in(client, username="bob", password="bobs-password-1")).status_code == 429
+    async with client_for(gated(storage, clock), "10.0.0.99") as other:
+        assert (await log_in(other, username="bob", password="bobs-password-1")).status_code == 303
 
 
 async def test_json_callers_get_429_with_retry_after(storage: Storage, clock: Clock, alice) -> None:
     limits = RateLimits(per_address=2, per_account=2, window=60)
-    gate = _gated(storage, clock, config=GateConfig(session_seconds=HOUR, limits=limits))
+    gate = gated(storage, clock, config=GateConfig(session_seconds=HOUR, limits=limits))
     async with client_for(gate) as client:
         for _ in range(2):
             await client.post("/api/login", json={"username": "alice", "password": "x"})

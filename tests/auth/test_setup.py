@@ -10,13 +10,13 @@ import dataclasses
 from agent_chat.auth import COOKIE_NAME
 from agent_chat.db import users
 from agent_chat.runs.storage import Storage
-from tests.auth.conftest import CONFIG, Clock, _gated, client_for
+from tests.support.gate import CONFIG, Clock, client_for, gated
 
 FORM = {"username": "Root.Admin", "display_name": "  Ada   L. ", "password": "long enough pw"}
 
 
 async def test_without_a_user_everything_leads_to_setup(storage: Storage, clock: Clock) -> None:
-    async with client_for(_gated(storage, clock)) as client:
+    async with client_for(gated(storage, clock)) as client:
         assert (await client.get("/chat/abc")).headers["location"] == "/setup"
         assert (await client.get("/login")).headers["location"] == "/setup"
         api = await client.get("/api/chat/sessions/x/export")
@@ -31,7 +31,7 @@ async def test_without_a_user_everything_leads_to_setup(storage: Storage, clock:
 
 
 async def test_the_form_makes_the_admin_and_signs_them_in(storage: Storage, clock: Clock) -> None:
-    async with client_for(_gated(storage, clock)) as client:
+    async with client_for(gated(storage, clock)) as client:
         response = await client.post("/setup", data=FORM)
         assert response.status_code == 303 and response.headers["location"] == "/"
         assert COOKIE_NAME in client.cookies
@@ -47,7 +47,7 @@ async def test_the_form_makes_the_admin_and_signs_them_in(storage: Storage, cloc
 async def test_bad_input_shows_the_form_again_with_the_error(
     storage: Storage, clock: Clock
 ) -> None:
-    async with client_for(_gated(storage, clock)) as client:
+    async with client_for(gated(storage, clock)) as client:
         short = await client.post("/setup", data={**FORM, "password": "short"})
         assert short.status_code == 422
         assert "At least 8" in short.text or "at least 8" in short.text
@@ -62,8 +62,8 @@ async def test_bad_input_shows_the_form_again_with_the_error(
 
 
 async def test_two_setups_at_once_make_one_admin(storage: Storage, clock: Clock) -> None:
-    gate = _gated(storage, clock)
-    other_gate = _gated(storage, clock)  # another worker: its own "set up yet?" cache
+    gate = gated(storage, clock)
+    other_gate = gated(storage, clock)  # another worker: its own "set up yet?" cache
     async with client_for(gate) as first, client_for(other_gate, "10.0.0.9") as second:
         answers = await asyncio.gather(
             first.post("/setup", data={**FORM, "username": "first"}),
@@ -79,7 +79,7 @@ CODE = "ABCD-EFGH-JKMN"
 
 
 def _with_code(storage: Storage, clock: Clock):
-    return _gated(storage, clock, dataclasses.replace(CONFIG, setup_code=CODE))
+    return gated(storage, clock, dataclasses.replace(CONFIG, setup_code=CODE))
 
 
 async def test_beyond_loopback_setup_asks_for_the_code_from_the_log(

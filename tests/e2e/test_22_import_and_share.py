@@ -20,8 +20,8 @@ from playwright.sync_api import Browser, Page, expect
 from agent_chat.db import model_configs
 from agent_chat.db.engine import make_engine, migrate, open_session
 from agent_chat.export import to_json
-from tests.export.conversation import API_KEY, EXPORTED_AT, build_conversation, read_export
 from tests.support.browser import CHAT_URL
+from tests.support.exports import API_KEY, EXPORTED_AT, build_conversation, read_export
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e

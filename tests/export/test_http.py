@@ -14,7 +14,7 @@ from agent_chat.api import create_api
 from agent_chat.db.engine import open_session
 from agent_chat.db.sessions import create_session
 from agent_chat.runs.storage import Storage
-from tests.export.conversation import API_KEY, build_conversation, db_messages
+from tests.support.exports import API_KEY, build_conversation, db_messages
 from tests.support.users import acting_as
 
 

@@ -25,8 +25,8 @@ from agent_chat.db.sessions import create_session
 from agent_chat.export import to_json
 from agent_chat.export.importing import MAX_IMPORT_BYTES, RUNNING_NOTE
 from agent_chat.runs.storage import Storage
-from tests.export.conversation import EXPORTED_AT, build_conversation, read_export
-from tests.export.conversation import Conversation as Conv
+from tests.support.exports import EXPORTED_AT, build_conversation, read_export
+from tests.support.exports import Conversation as Conv
 from tests.support.users import acting_as
 
 URL = "/api/chat/sessions/import"

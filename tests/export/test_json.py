@@ -15,7 +15,7 @@ from agent_chat.db.messages import active_branch
 from agent_chat.export import to_json
 from agent_chat.protocol.log_codec import row_to_event
 from agent_chat.protocol.reducer import replay
-from tests.export.conversation import (
+from tests.support.exports import (
     EXPORTED_AT,
     TOOL_ARGS,
     build_conversation,

@@ -12,7 +12,7 @@ from markdown_it.token import Token
 from sqlalchemy import Engine
 
 from agent_chat.export import to_markdown
-from tests.export.conversation import (
+from tests.support.exports import (
     EXPORTED_AT,
     TOOL_ARGS,
     build_conversation,

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import Engine, event
 
-from tests.export.conversation import build_conversation, read_export
+from tests.support.exports import build_conversation, read_export
 
 
 def test_logs_of_all_messages_are_read_in_one_query(engine: Engine) -> None:

@@ -11,7 +11,7 @@ from starlette.responses import PlainTextResponse
 from agent_chat.auth import LoginGate
 from agent_chat.auth.paths import is_share_path
 from agent_chat.runs.storage import Storage
-from tests.auth.conftest import CONFIG, Clock, _stand_in_app, add_user
+from tests.support.gate import CONFIG, Clock, add_user, stand_in_app
 
 TOKEN = "AbCdEfGhIjKlMnOpQrStUvWxYz012-_9"
 
@@ -27,7 +27,7 @@ def _app() -> FastAPI:
     async def sessions() -> PlainTextResponse:
         return PlainTextResponse("every conversation")
 
-    api.mount("", _stand_in_app())
+    api.mount("", stand_in_app())
     return api
 
 

@@ -24,8 +24,8 @@ from agent_chat.db.shares import hash_token, list_shares, open_share, revoke_sha
 from agent_chat.runs.storage import Storage
 from agent_chat.share_page.links import create_share, share_path
 from agent_chat.share_page.render import markdown_html, share_html
-from tests.export.conversation import API_KEY, build_conversation
-from tests.export.conversation import Conversation as Conv
+from tests.support.exports import API_KEY, build_conversation
+from tests.support.exports import Conversation as Conv
 from tests.support.users import default_owner
 
 

@@ -11,4 +11,8 @@ same launchers.
 - `processes`: starting a server process, waiting until it answers, stopping it.
 - `stack`, `browser`: the real stack (fake model, bridge and app processes) and chromium.
 - `attacks`: what an attacker sends the running app (websocket handshakes and frames).
+- `gate`: the login gate in front of a stand-in for Reflex, a settable clock, signing in.
+- `exports`: the conversation every export/import/share test reads, and reading it back.
+- `workspaces`: a workspaces root with two conversations' folders and a file outside.
+- `selection`: which browser files test.sh runs on its first database.
 """

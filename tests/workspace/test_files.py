@@ -15,7 +15,7 @@ from agent_chat.workspaces import (
     read_preview,
     resolve_inside,
 )
-from tests.workspace.conftest import Workspaces
+from tests.support.workspaces import Workspaces
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + b"\0" * 20
 

@@ -26,7 +26,7 @@ from agent_chat.hosts import Allowed
 from agent_chat.runs.storage import Storage
 from agent_chat.workspace_http import FILE_CSP, file_url, workspace_router
 from tests.support.users import acting_as, default_owner
-from tests.workspace.conftest import Workspaces
+from tests.support.workspaces import Workspaces
 
 PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 16
 
