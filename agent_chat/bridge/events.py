@@ -52,6 +52,12 @@ class EventBuffer:
         return self._closed
 
     @property
+    def readers(self) -> int:
+        """How many streams read the run now."""
+        with self._lock:
+            return len(self._waiters)
+
+    @property
     def last_seq(self) -> int:
         with self._lock:
             return len(self._events)

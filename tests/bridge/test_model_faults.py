@@ -299,10 +299,20 @@ def test_a_run_waiting_for_an_answer_is_never_idle() -> None:
         user=1, session_id="s", message="m", model={"base_url": "http://x/v1", "model": "m"}
     )
     run = Run(request, "r2", clarify_max_wait_s=60)
-    run._status = RunState.WAITING_INPUT
+    answers: list[str] = []
+    agent = threading.Thread(target=lambda: answers.append(run.ask("Which one?", None)))
+    agent.start()  # the agent asks and waits for the person
+    deadline = time.monotonic() + 10
+    while run.status != RunState.WAITING_INPUT:
+        assert time.monotonic() < deadline, "the run never waited for an answer"
+        time.sleep(0.01)
     time.sleep(0.06)
     assert not run.expire_if_idle(0.05)
     assert run.status == RunState.WAITING_INPUT
+    question = run.snapshot()["pending_clarify"]
+    assert run.answer(question["clarify_id"], "the red one")
+    agent.join(10)
+    assert answers == ["the red one"] and run.status == RunState.RUNNING
 
 
 def test_keepalives_are_not_events_for_the_idle_clock() -> None:

@@ -20,9 +20,9 @@ async def _prepared(bridge: RunningBridge, session: str, timeout: float = 30) ->
     pool = bridge.app.state.pool
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        entry = pool._entries.get((TEST_USER, session))
-        if entry is not None and (TEST_USER, session) not in pool._building:
-            return entry.agent
+        agent = pool.get(TEST_USER, session)  # pooled once built
+        if agent is not None:
+            return agent
         await asyncio.sleep(0.05)
     raise AssertionError(f"no agent was prepared for {session}")
 

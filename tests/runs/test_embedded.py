@@ -89,7 +89,7 @@ async def test_a_closed_stream_ends_the_apps_reader(
             break
     await events.aclose()
     run = bridge.app.state.registry.get(run_id)
-    await runs.wait_for(lambda: not run.buffer._waiters, timeout=5)
+    await runs.wait_for(lambda: run.buffer.readers == 0, timeout=5)
     assert not run.finished  # the run goes on without a reader
     await client.stop(run_id)
     last = [event async for event in client.events(run_id)][-1]

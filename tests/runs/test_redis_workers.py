@@ -17,8 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
+from agent_chat.db import messages
 from agent_chat.db.models import MessageStatus
 from agent_chat.protocol.events import TERMINAL_EVENTS, RunEvent
 from agent_chat.protocol.reducer import replay
@@ -93,6 +95,7 @@ async def test_a_run_that_finishes_while_a_takeover_looks_is_not_taken_over(
     fake_model_row: int,
     make_worker: MakeManager,
     user: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The watch lists the running answers, then takes a lease: in between, the consumer
     may finish the run and release its lease. Taking it then re-sent the stream (9 refused
@@ -104,7 +107,11 @@ async def test_a_run_that_finishes_while_a_takeover_looks_is_not_taken_over(
     assert listed.status == MessageStatus.RUNNING
     done = await finished(storage, started.assistant_message_id)
     await _bus(one).flush()
-    await two._reattach(listed)  # the lease is free again: the run ended
+    # Worker two's watch looks now, with the listing read while the answer was RUNNING:
+    # the lease is free again because the run ended.
+    with monkeypatch.context() as patch:
+        patch.setattr(messages, "running_messages", lambda *, session: [listed])
+        await two.takeover.check()
     await _bus(two).flush()
     assert two.live(started.run_id) is None
     assert _bus(two).appends_refused == 0

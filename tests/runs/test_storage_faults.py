@@ -13,7 +13,14 @@ from sqlalchemy import Engine, text
 from agent_chat.db.engine import is_sqlite
 from agent_chat.runs.storage import Storage
 from tests.support.bridge import RunningBridge
-from tests.support.runs import MakeManager, assert_every_seq_once, finished, new_chat, wait_for
+from tests.support.runs import (
+    MakeManager,
+    assert_every_seq_once,
+    finished,
+    new_chat,
+    stored_seqs,
+    wait_for,
+)
 
 
 @contextmanager
@@ -67,5 +74,6 @@ async def test_a_locked_database_delays_but_loses_no_event_and_no_answer(
     assert answer.status == "SUCCESS"
     assert answer.content.split() == [f"word{i}" for i in range(1, 151)]
     # Every event written exactly once once the database took writes again.
-    await wait_for(lambda: not manager.writer._pending, timeout=30)
+    last = live.view.last_seq
+    await wait_for(lambda: max(stored_seqs(storage, answer.id), default=0) >= last, timeout=30)
     assert_every_seq_once(storage, answer.id, live.view.last_seq)
