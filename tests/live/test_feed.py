@@ -1,49 +1,48 @@
-"""One tab's live feed: the page's copy of the texts (a mirror of assets/stream_text.jsx's
-store) always ends equal to the run's texts, whatever the coalescing, segment breaks, or
+"""One tab's live feed: the page's copy of the texts (assets/stream_text.jsx's store, run in
+node by tests.support.js_store with the very scripts the feed sends) always ends equal to
+the run's texts, whatever the coalescing, segment breaks, or
 chunks dropped while the websocket was down followed by a new feed (reconnect); vars are
 sent only when they change."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_chat.live.feed import LiveFeed, Patch
 from agent_chat.live.streams import answer_stream_id, thinking_stream_id
 from agent_chat.protocol.events import RunEvent
+from tests.support.js_store import JsPage, JsPages
 
 
-class PageStore:
-    """The JS store's rules: chunks by offset (buffered until contiguous), never shortened."""
+@pytest.fixture(scope="module")
+def pages() -> Iterator[JsPages]:
+    """Pages whose store is assets/stream_text.jsx's own, run in node."""
+    js = JsPages()
+    yield js
+    js.close()
 
-    def __init__(self) -> None:
-        self.text: dict[str, str] = {}
-        self.pending: dict[str, dict[int, str]] = {}
 
-    def append(self, stream: str, offset: int, chunk: str) -> None:
-        pending = self.pending.setdefault(stream, {})
-        pending[offset] = chunk
-        progressed = True
-        while progressed:
-            progressed = False
-            for start in sorted(pending):
-                current = self.text.get(stream, "")
-                if start <= len(current):
-                    piece = pending.pop(start)
-                    if start + len(piece) > len(current):
-                        self.text[stream] = current[:start] + piece
-                    progressed = True
+def apply(page: JsPage, patch: Patch, *, dropped: bool = False) -> None:
+    """The page runs the patch's script, as `rx.call_script(patch.script)` makes it do,
+    unless the websocket was down and it never came."""
+    if not dropped:
+        page.run(patch.script)
 
-    def apply(self, patch: Patch, *, dropped: bool = False) -> None:
-        if not dropped:
-            for c in patch.chunks:
-                self.append(c.stream_id, c.offset, c.text)
+
+# Characters the JS store counts as the feed does: a character outside the Basic
+# Multilingual Plane is one in Python's offsets and two UTF-16 units in JavaScript's
+# (test_a_character_outside_the_bmp_keeps_the_text_that_follows).
+bmp_text = st.text(alphabet=st.characters(max_codepoint=0xFFFF), min_size=1, max_size=8)
 
 
 event_kinds = st.lists(
     st.one_of(
-        st.tuples(st.just("text_delta"), st.text(min_size=1, max_size=8)),
-        st.tuples(st.just("reasoning_delta"), st.text(min_size=1, max_size=8)),
+        st.tuples(st.just("text_delta"), bmp_text),
+        st.tuples(st.just("reasoning_delta"), bmp_text),
         st.tuples(st.just("text_break"), st.just("")),
         st.tuples(st.just("tool_start"), st.just("")),
     ),
@@ -64,9 +63,11 @@ def as_events(kinds: list[tuple[str, str]]) -> list[RunEvent]:
     ticks=st.lists(st.integers(0, 3), max_size=60),
     drops=st.lists(st.booleans(), max_size=60),
 )
-def test_page_text_ends_equal_to_the_run_whatever_the_coalescing(kinds, ticks, drops) -> None:
+def test_page_text_ends_equal_to_the_run_whatever_the_coalescing(
+    pages: JsPages, kinds, ticks, drops
+) -> None:
     events = as_events(kinds)
-    page = PageStore()
+    page = pages.new_page()
     feed = LiveFeed("r", 7)
     tick_sizes, drop_flags = iter(ticks), iter(drops)
     batch: list[RunEvent] = []
@@ -78,7 +79,7 @@ def test_page_text_ends_equal_to_the_run_whatever_the_coalescing(kinds, ticks, d
         feed.add(batch)
         batch = []
         dropped = next(drop_flags, False)
-        page.apply(feed.patch(), dropped=dropped)
+        apply(page, feed.patch(), dropped=dropped)
         if dropped:
             lost = True
         if lost and next(drop_flags, False):
@@ -86,18 +87,20 @@ def test_page_text_ends_equal_to_the_run_whatever_the_coalescing(kinds, ticks, d
             # its first event and sends each text whole (offset 0), the page keeps its store.
             feed = LiveFeed("r", 7)
             feed.add(events[: index + 1])
-            page.apply(feed.patch())
+            apply(page, feed.patch())
             lost = False
     feed.add(batch)
-    page.apply(feed.patch())  # the last update
+    apply(page, feed.patch())  # the last update
     if lost:  # the run's end reloads the page's conversation: a new feed, or the stored text
         fresh = LiveFeed("r", 7)
         fresh.add(events)
-        page.apply(fresh.patch())
+        apply(page, fresh.patch())
         feed = fresh
     view = feed.view
-    assert page.text.get(answer_stream_id(7, view.segment), "") == view.answer
-    assert page.text.get(thinking_stream_id(7), "") == view.thinking
+    answer, thinking = answer_stream_id(7, view.segment), thinking_stream_id(7)
+    texts = page.texts(answer, thinking)
+    assert texts[answer] == view.answer
+    assert texts[thinking] == view.thinking
     assert feed.page_has_answer(view.answer) == bool(view.answer)
 
 
@@ -166,20 +169,52 @@ def test_script_escapes_the_text_as_json() -> None:
     assert feed.patch().script == 'window.acs&&acs("a6-0",0,"a\\"</script>\\n")'
 
 
-def test_a_final_text_that_replaces_the_streamed_one_is_not_patched_into_it() -> None:
+def test_a_final_text_that_replaces_the_streamed_one_is_not_patched_into_it(
+    pages: JsPages,
+) -> None:
     """hermes' final text may differ from what streamed (here: leading blank lines): the
     page's stream is not corrupted, and the end hands over the stored answer instead."""
     feed = LiveFeed("run", 8)
-    page = PageStore()
+    page = pages.new_page()
     feed.add([RunEvent(1, "text_delta", {"text": "\n\nPlan "})])
-    page.apply(feed.patch())
+    apply(page, feed.patch())
     feed.add(
         [
             RunEvent(2, "text_delta", {"text": "made."}),
             RunEvent(3, "run_completed", {"final_text": "Plan made."}),
         ]
     )
-    page.apply(feed.patch())
-    assert page.text["a8-0"] == "\n\nPlan "  # never "\n\nPlan de."
+    apply(page, feed.patch())
+    assert page.text("a8-0") == "\n\nPlan "  # never "\n\nPlan de."
     assert feed.view.answer == "Plan made."
     assert not feed.page_has_answer(feed.view.answer)
+
+
+def test_the_store_applies_chunks_by_offset_and_never_shortens(pages: JsPages) -> None:
+    """The rules the page's store keeps: a chunk ahead of the text waits until the text
+    reaches it, a repeated or older chunk changes nothing, and whole text from offset 0
+    (a new feed) is taken only when it is longer."""
+    page = pages.new_page()
+    page.run('window.acs&&acs("s",6,"world")')  # ahead: kept until "Hello " is there
+    assert page.text("s") == ""
+    page.run('window.acs&&acs("s",0,"Hello ")')
+    assert page.text("s") == "Hello world"
+    page.run('window.acs&&acs("s",0,"Hello ")')  # again, and shorter: nothing changes
+    page.run('window.acs&&acs("s",0,"Hello world, again")')  # a new feed's whole text
+    assert page.texts("s", "other") == {"s": "Hello world, again", "other": ""}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the feed counts offsets in code points, the page's store in UTF-16 units: the "
+    "next chunk lands one unit early, cutting the emoji in half (the page shows a lone "
+    "surrogate until the run's end reloads the answer)",
+)
+def test_a_character_outside_the_bmp_keeps_the_text_that_follows(pages: JsPages) -> None:
+    feed = LiveFeed("run", 9)
+    page = pages.new_page()
+    for seq, text in enumerate(["Done \N{GRINNING FACE}", " and", " more."], start=1):
+        feed.add([RunEvent(seq, "text_delta", {"text": text})])
+        apply(page, feed.patch())
+    assert feed.view.answer == "Done \N{GRINNING FACE} and more."
+    assert page.text("a9-0") == feed.view.answer

@@ -15,4 +15,5 @@ same launchers.
 - `exports`: the conversation every export/import/share test reads, and reading it back.
 - `workspaces`: a workspaces root with two conversations' folders and a file outside.
 - `selection`: which browser files test.sh runs on its first database.
+- `js_store`: the page's stream store (assets/stream_text.jsx) run in node.
 """
