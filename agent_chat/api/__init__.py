@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from agent_chat import routes
 from agent_chat.api import (
+    attachments,
     catalog,
     docs,
     errors,
@@ -63,6 +64,7 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
         sessions,
         search,
         folders,
+        attachments,
         export,
         runs,
         stream,

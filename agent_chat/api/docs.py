@@ -86,6 +86,13 @@ LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = 
         "RenameFolder": ("patch", routes.API_FOLDER, _FOLDER),
         "DeleteFolder": ("delete", routes.API_FOLDER, _FOLDER),
     },
+    ("post", routes.API_ATTACHMENTS, "201"): {
+        "DownloadAttachment": (
+            "get",
+            routes.API_ATTACHMENT,
+            {"attachment_id": "$response.body#/attachments/0/id"},
+        ),
+    },
 }
 
 
