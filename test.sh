@@ -18,7 +18,7 @@ lint-imports --no-logo
 # units) most of the rest (`python -m pytest --durations=30`), so running everything on both
 # databases spent half the time on what cannot differ. tests/conftest.py marks `db` every test
 # that gets a database (a database fixture, or e2e), and gives each browser file one of the
-# databases (`browser_first`: the first run's; see BROWSER_ON_FIRST there):
+# databases (`browser_first`: the first run's; BROWSER_ON_FIRST in tests/support/selection.py):
 # - tests without a database run once, in the first database's run;
 # - store, run manager and export tests (`db`) run on every database;
 # - each browser file drives the app on one database, half of them (by time) on each, so the

@@ -4,8 +4,9 @@ The file is made by the app's own export: a conversation of 2,000 messages (user
 answers, every 8th answer regenerated so it has 2 versions, every 4th question edited once,
 each answer with a run log of 7 rows: reasoning, a tool call and its result, the text, the
 end; a question asked back on every 10th answer) is bulk inserted and exported
-(`branch=all`). Then `db/imports.py:import_file` (parse, check, write in one transaction, as
-`POST /api/chat/sessions/import` and the sidebar's button do) is timed: median of N.
+(`branch=all`). Then `export/importing.py:read_export` and `db/imports.py:import_conversation`
+(parse, check, write in one transaction, as `POST /api/chat/sessions/import` and the
+sidebar's button do through `services/imports.py`) is timed: median of N.
 Target: ≤ 5 s. The export of the same conversation is reported too.
 
 Run: python benchmarks/import_export.py [--quick] [--messages N] [--repeat N] [--db-url URL]
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402
 
 from agent_chat.db.engine import open_session  # noqa: E402
-from agent_chat.db.imports import import_file  # noqa: E402
+from agent_chat.db.imports import import_conversation  # noqa: E402
 from agent_chat.db.models import (  # noqa: E402
     ChatMessage,
     ChatMessageLog,
@@ -35,6 +36,7 @@ from agent_chat.db.models import (  # noqa: E402
     RunPause,
 )
 from agent_chat.export import collect, to_json_text  # noqa: E402
+from agent_chat.export.importing import read_export as parse_export  # noqa: E402
 
 
 def _log_rows(message_id: int, n: int, at: datetime) -> list[ChatMessageLog]:
@@ -144,7 +146,9 @@ def main(argv: list[str] | None = None) -> h.Report:
         for _ in range(repeat):
             t0 = time.perf_counter()
             with open_session(engine) as session:
-                done = import_file(session=session, raw=text.encode("utf-8"), user_id=h.BENCH_OWNER)
+                done = import_conversation(
+                    session=session, plan=parse_export(text.encode("utf-8")), user_id=h.BENCH_OWNER
+                )
             times.append(time.perf_counter() - t0)
             assert done.messages == count
         engine.dispose()

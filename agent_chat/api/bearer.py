@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from agent_chat.db import api_tokens
 from agent_chat.runs.storage import Storage
+from agent_chat.services.tokens import token_user
 
 
 def bearer_check(get_storage: Callable[[], Storage]) -> Callable[[str], Awaitable[int | None]]:
@@ -16,6 +16,6 @@ def bearer_check(get_storage: Callable[[], Storage]) -> Callable[[str], Awaitabl
             storage = get_storage()
         except RuntimeError:  # the services are not started yet: nothing can be checked
             return None
-        return await storage.call(api_tokens.verify_token, token=token)
+        return await token_user(storage, token=token)
 
     return check

@@ -11,9 +11,9 @@ from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import responses
 from agent_chat.api.schemas import MAX_ID, Body, Out, Timestamp
-from agent_chat.db.folders import FOLDER_NAME_MAX_CHARS
 from agent_chat.db.models import ChatFolder
 from agent_chat.services import folders
+from agent_chat.services.folders import FOLDER_NAME_MAX_CHARS
 
 router = APIRouter(tags=["folders"])
 FolderId = Path(..., ge=1, le=MAX_ID)

@@ -18,8 +18,8 @@ from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
 from agent_chat.api.schemas import Out
-from agent_chat.db.imports import import_file
 from agent_chat.export.importing import MAX_IMPORT_BYTES, MAX_IMPORT_MB, ImportRefused
+from agent_chat.services.imports import import_export
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["sessions"])
@@ -87,7 +87,7 @@ async def import_session(svc: Svc, me: Me, request: Request) -> ImportedOut:
     """Import a JSON export (`branch=all` keeps every version) as a new conversation."""
     raw = await _read_capped(request)
     try:
-        done = await svc.storage.call(import_file, raw=raw, user_id=me)
+        done = await import_export(svc, user_id=me, raw=raw)
     except ImportRefused as exc:
         # A well-formed JSON document that is no importable export: the file is what's wrong.
         fields = {"file": exc.message} if exc.status == 422 else None

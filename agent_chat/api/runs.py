@@ -14,13 +14,13 @@ from agent_chat.api.deps import Backend, Me, Svc
 from agent_chat.api.errors import ApiError, not_found, responses
 from agent_chat.api.schemas import Accepted, ResumeBody, RunCreate, RunStarted, RunStateOut
 from agent_chat.api.views import pending_out
-from agent_chat.db import api_reads
 from agent_chat.db.models import MessageStatus
-from agent_chat.db.running import TOO_MANY_RUNS
 from agent_chat.protocol.events import RunState
 from agent_chat.runs.manager import RunRefused, StartedRun
+from agent_chat.services import run_logs
 from agent_chat.services import runs as use
-from agent_chat.services.runs import MESSAGE_TOO_LONG, InvalidRunInput, RunConflict
+from agent_chat.services.run_logs import RunInfo
+from agent_chat.services.runs import MESSAGE_TOO_LONG, TOO_MANY_RUNS, InvalidRunInput, RunConflict
 
 router = APIRouter(tags=["runs"])
 
@@ -92,15 +92,15 @@ async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunSt
     )
 
 
-async def require_run(svc: Backend, run_id: str, me: int) -> api_reads.RunInfo:
+async def require_run(svc: Backend, run_id: str, me: int) -> RunInfo:
     """`me`'s run; 404 when it is unknown or another person's (the same answer)."""
-    info = await svc.storage.call(api_reads.run_info, run_id=run_id, user_id=me)
+    info = await run_logs.run_info(svc, user_id=me, run_id=run_id)
     if info is None:
         raise not_found(f"Run {run_id!r}")
     return info
 
 
-def run_status(info: api_reads.RunInfo, going: str) -> RunState:
+def run_status(info: RunInfo, going: str) -> RunState:
     """`going`: the manager's `run_state` ("running", "waiting" or "")."""
     if going:  # consumed by this worker or another
         return RunState.WAITING_INPUT if going == "waiting" else RunState.RUNNING

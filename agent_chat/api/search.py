@@ -1,4 +1,4 @@
-"""Full-text search over the HTTP API: the sidebar's search (db/search.py) for scripts."""
+"""Full-text search over the HTTP API: the sidebar's search (services/listing.py) for scripts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pydantic import Field
 from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.schemas import Out, Timestamp
-from agent_chat.db.search import search
+from agent_chat.services.listing import search_conversations
 
 router = APIRouter(tags=["sessions"])
 
@@ -43,7 +43,7 @@ async def search_sessions(
 ) -> SearchPage:
     """Conversations whose title, questions or answers match, newest match first, one
     result per conversation. Any text is a valid query (operators are plain words)."""
-    hits = await svc.storage.call(search, user_id=me, query=q, limit=limit)
+    hits = await search_conversations(svc, user_id=me, query=q, limit=limit)
     return SearchPage(
         results=[
             SearchResultOut(

@@ -27,17 +27,16 @@ from agent_chat.api.schemas import (
     SessionPatch,
 )
 from agent_chat.api.views import message_out, session_out
-from agent_chat.db import api_reads, pauses, sessions
-from agent_chat.db.conversation import load_conversation
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
+from agent_chat.services import listing, run_logs
 from agent_chat.services.conversations import (
     UNSET,
     change_conversation,
     conversation_for,
-    conversation_state,
+    create_conversation,
     delete_conversation,
-    usable_skills,
+    open_conversation,
 )
 from agent_chat.services.runs import reset_conversation
 
@@ -46,13 +45,13 @@ MAX_PAGE = 200
 
 
 async def _session_out(svc: Backend, chat: ChatSession, me: int) -> SessionOut:
-    waiting = await svc.storage.call(pauses.open_pauses_by_session, user_id=me)
-    preview = await svc.storage.call(api_reads.previews, user_id=me, session_ids=[chat.id])
+    states = await listing.conversation_states(svc, user_id=me)
+    preview = await listing.previews(svc, user_id=me, chats=[chat])
     return session_out(
         chat,
-        state=await conversation_state(svc, user_id=me, session_uuid=chat.session_uuid),
-        waiting=bool(waiting.get(chat.id)),
-        preview=preview.get(chat.id),
+        state=states.runs.get(chat.session_uuid, ""),
+        waiting=states.waiting(chat),
+        preview=preview.get(chat.id or 0),
     )
 
 
@@ -62,13 +61,12 @@ async def _session_out(svc: Backend, chat: ChatSession, me: int) -> SessionOut:
 async def create_session(svc: Svc, me: Me, body: SessionCreate | None = None) -> SessionCreated:
     """A new, empty conversation."""
     body = body or SessionCreate()
-    chat = await svc.storage.call(
-        api_reads.create_session,
+    chat = await create_conversation(
+        svc,
         user_id=me,
         title=body.title or "",
         model_id=body.model_id,
         skill_folder=body.skill_folder,
-        known_skills=usable_skills(svc),
     )
     return SessionCreated(session_id=chat.session_uuid, session_uuid=chat.session_uuid)
 
@@ -83,8 +81,8 @@ async def list_sessions(
     search: str | None = Query(None, max_length=200),
 ) -> SessionPage:
     """Sessions, most recent activity first, with their run state (as the sidebar)."""
-    rows = await svc.storage.call(
-        sessions.list_sessions,
+    rows = await listing.list_conversations(
+        svc,
         user_id=me,
         limit=limit + 1,
         offset=offset,
@@ -92,19 +90,16 @@ async def list_sessions(
         search=search,
     )
     shown = rows[:limit]
-    waiting = await svc.storage.call(pauses.open_pauses_by_session, user_id=me)
-    previews = await svc.storage.call(
-        api_reads.previews, user_id=me, session_ids=[c.id for c in shown]
-    )
-    states = await svc.runs.session_states(user_id=me)
+    states = await listing.conversation_states(svc, user_id=me)
+    previews = await listing.previews(svc, user_id=me, chats=shown)
     has_more = len(rows) > limit
     return SessionPage(
         sessions=[
             session_out(
                 c,
-                state=states.get(c.session_uuid, ""),
-                waiting=bool(waiting.get(c.id)),
-                preview=previews.get(c.id),
+                state=states.runs.get(c.session_uuid, ""),
+                waiting=states.waiting(c),
+                preview=previews.get(c.id or 0),
             )
             for c in shown
         ],
@@ -121,15 +116,11 @@ async def get_session(
     logs: bool = Query(True, description="Include each assistant message's run log."),
 ) -> SessionDetail:
     """The session and its active branch; assistant messages with their logs and versions."""
-    view = await svc.storage.call(load_conversation, session_uuid=session_id, user_id=me, limit=0)
+    view = await open_conversation(svc, user_id=me, session_uuid=session_id, limit=0)
     if view is None:
         raise not_found(f"Session {session_id!r}")
     assistant_ids = [m.id for m in view.messages if m.role == MessageRole.ASSISTANT.value]
-    stored = (
-        await svc.storage.call(api_reads.logs_of, user_id=me, message_ids=assistant_ids)
-        if logs
-        else {}
-    )
+    stored = await run_logs.logs_of(svc, user_id=me, message_ids=assistant_ids) if logs else {}
     messages = [
         message_out(m, version=view.versions.get(m.id, (1, 1)), logs=stored.get(m.id))
         for m in view.messages
@@ -195,8 +186,8 @@ async def list_messages(
     limit: int = Query(50, ge=1, le=MAX_PAGE),
 ) -> MessagePage:
     """The active branch, a page at a time, oldest first within the page."""
-    page = await svc.storage.call(
-        api_reads.page_of_branch,
+    page = await run_logs.branch_page(
+        svc,
         session_uuid=session_id,
         user_id=me,
         before=before,

@@ -25,11 +25,11 @@ from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
 from agent_chat.api.runs import require_run
-from agent_chat.db import api_reads
 from agent_chat.db.models import ChatMessageLog
 from agent_chat.protocol.events import RunEvent
 from agent_chat.protocol.log_codec import seqs_covered, text_after
 from agent_chat.runs.bus import Subscription
+from agent_chat.services import run_logs
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["runs"])
@@ -150,7 +150,7 @@ async def stream_run(
     subscription = await svc.runs.subscribe(run_id, after, user_id=me)
     # Looked up after subscribing: whatever the subscription replays from the database was
     # written by then, so a row it sends merged is found here.
-    row = await svc.storage.call(api_reads.row_containing, run_id=run_id, user_id=me, seq=after)
+    row = await run_logs.row_containing(svc, user_id=me, run_id=run_id, seq=after)
     return StreamingResponse(
         events(subscription, run_id, Resume(after, row), KEEPALIVE_SECONDS),
         media_type="text/event-stream",

@@ -14,7 +14,6 @@ from agent_chat.api.errors import responses
 from agent_chat.api.runs import started
 from agent_chat.api.schemas import MAX_ID, MessageEdit, RunStarted, VersionList
 from agent_chat.api.views import version_out
-from agent_chat.db import messages
 from agent_chat.services import versions as use
 
 router = APIRouter(tags=["versions"])
@@ -53,7 +52,7 @@ async def edit(svc: Svc, me: Me, message_id: MessageId, body: MessageEdit) -> Ru
 async def versions(svc: Svc, me: Me, message_id: MessageId) -> VersionList:
     """The message and its siblings (its versions), in order."""
     await use.owned_message(svc, user_id=me, message_id=message_id)
-    group = await svc.storage.call(messages.siblings, message_id=message_id, user_id=me)
+    group = await use.versions_of(svc, user_id=me, message_id=message_id)
     return VersionList(versions=[version_out(m) for m in group])
 
 
@@ -61,5 +60,5 @@ async def versions(svc: Svc, me: Me, message_id: MessageId) -> VersionList:
 async def activate(svc: Svc, me: Me, message_id: MessageId) -> VersionList:
     """Show this version (and the branch below it) from now on."""
     await use.switch_version(svc, user_id=me, message_id=message_id)
-    group = await svc.storage.call(messages.siblings, message_id=message_id, user_id=me)
+    group = await use.versions_of(svc, user_id=me, message_id=message_id)
     return VersionList(versions=[version_out(m) for m in group])

@@ -1,4 +1,5 @@
-"""Writing an imported conversation (`export/importing.py` made and checked the plan).
+"""Writing an imported conversation (`export/importing.py` read the file and made the
+plan, `db/import_plan.py`, which checked its message tree).
 
 One transaction (the caller's unit of work): the session, every message, log row and question
 go in together or not at all. The message ids are reserved first, so every row goes in with
@@ -15,6 +16,7 @@ from uuid import uuid4
 from sqlalchemy import Table, insert, text
 from sqlmodel import Session, SQLModel, select
 
+from agent_chat.db.import_plan import ImportPlan
 from agent_chat.db.models import (
     ChatMessage,
     ChatMessageLog,
@@ -24,7 +26,6 @@ from agent_chat.db.models import (
     SessionStatus,
     utcnow,
 )
-from agent_chat.export.importing import ImportPlan, read_export
 
 
 @dataclass(frozen=True)
@@ -157,11 +158,3 @@ def import_conversation(*, session: Session, plan: ImportPlan, user_id: int) -> 
         if values:
             session.execute(insert(_table(table)), values)
     return Imported(chat=chat, messages=len(rows), notes=plan.notes)
-
-
-def import_file(*, session: Session, raw: bytes | str, user_id: int) -> Imported:
-    """Read and check an export file, then write it: what the API and the page both call.
-
-    Raises `ImportRefused` (nothing written) for a file that cannot be imported.
-    """
-    return import_conversation(session=session, plan=read_export(raw), user_id=user_id)

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_chat.db.models import MessageRole, MessageStatus, PauseStatus
-from agent_chat.export.import_plan import (
+from agent_chat.db.import_plan import (
     ImportPlan,
     ImportRefused,
     LogPlan,
@@ -25,6 +24,7 @@ from agent_chat.export.import_plan import (
     check_pause_keys,
     ordered_tree,
 )
+from agent_chat.db.models import MessageRole, MessageStatus, PauseStatus
 from agent_chat.export.json_export import EXPORT_FORMAT, EXPORT_VERSION
 from agent_chat.tool_profiles import CHAT, TOOLSETS
 

@@ -16,6 +16,7 @@ import asyncio
 from typing import Literal
 
 from agent_chat.db import api_reads, sessions
+from agent_chat.db.conversation import Conversation, load_conversation
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import ChatSession
 from agent_chat.services.backend import Backend
@@ -41,6 +42,40 @@ async def conversation_for(svc: Backend, *, user_id: int, session_uuid: str) -> 
     if chat is None:
         raise ConversationNotFound(session_uuid)
     return chat
+
+
+async def open_conversation(
+    svc: Backend, *, user_id: int, session_uuid: str, limit: int, seen: bool = False
+) -> Conversation | None:
+    """The active branch's newest `limit` messages (0: all) with their run stats, versions
+    and queue; None for a missing conversation or another person's. `seen`: the person
+    looks at it now, so it is no longer unread."""
+    view = await svc.storage.call(
+        load_conversation, session_uuid=session_uuid, user_id=user_id, limit=limit
+    )
+    if view is not None and seen and view.chat.unread:
+        await svc.storage.call(sessions.set_unread, session_id=view.chat.id, unread=False)
+    return view
+
+
+async def create_conversation(
+    svc: Backend,
+    *,
+    user_id: int,
+    title: str = "",
+    model_id: int | None = None,
+    skill_folder: str | None = None,
+) -> ChatSession:
+    """A new, empty conversation (the API's; the page creates one by its first message).
+    `ValidationFailed` for an unknown model or a skill that is not usable."""
+    return await svc.storage.call(
+        api_reads.create_session,
+        user_id=user_id,
+        title=title,
+        model_id=model_id,
+        skill_folder=skill_folder,
+        known_skills=usable_skills(svc),
+    )
 
 
 async def refuse_while_running(

@@ -15,6 +15,8 @@ from agent_chat.db.models import ChatFolder
 from agent_chat.services.backend import Backend
 from agent_chat.services.ids import row_id
 
+FOLDER_NAME_MAX_CHARS = folders.FOLDER_NAME_MAX_CHARS  # the API's schema says it
+
 
 async def list_folders(svc: Backend, *, user_id: int) -> list[ChatFolder]:
     """The person's folders, by name."""

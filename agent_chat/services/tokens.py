@@ -12,8 +12,16 @@ from __future__ import annotations
 from agent_chat.db import api_tokens
 from agent_chat.db.api_tokens import NewToken
 from agent_chat.db.models import ApiToken
+from agent_chat.runs.storage import Storage
 from agent_chat.services.backend import Backend
 from agent_chat.services.ids import row_id
+
+
+async def token_user(storage: Storage, *, token: str) -> int | None:
+    """The id of the person a bearer token acts for (its owner); None for an unknown,
+    revoked or expired token. Takes the storage: the API's gate asks before a request
+    reaches the app's services."""
+    return await storage.call(api_tokens.verify_token, token=token)
 
 
 async def create_token(svc: Backend, *, user_id: int, name: str) -> NewToken:

@@ -75,6 +75,11 @@ async def edit_and_resend(svc: Backend, *, user_id: int, message_id: int, text: 
     )
 
 
+async def versions_of(svc: Backend, *, user_id: int, message_id: int) -> list[ChatMessage]:
+    """The message and its siblings (its versions) in order; `NotFound` for another's."""
+    return await svc.storage.call(messages.siblings, message_id=message_id, user_id=user_id)
+
+
 async def switch_version(
     svc: Backend, *, user_id: int, message_id: int, step: int = 0
 ) -> ChatMessage:

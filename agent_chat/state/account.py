@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat.db import users
-from agent_chat.db.auth_sessions import SignedIn
 from agent_chat.db.errors import StoreError, ValidationFailed
 from agent_chat.db.models import UserRole
+from agent_chat.services import account
+from agent_chat.services.account import SignedIn
 from agent_chat.state.base import AppState
 
 
@@ -51,7 +51,7 @@ class AccountState(AppState):
         self.message = ""
         user = await self._show()
         if user is not None:
-            row = await self.svc().storage.call(users.get_user, user_id=user.user_id)
+            row = await account.my_account(self.svc(), user_id=user.user_id)
             self.has_password = row.password_hash is not None
 
     def _say(self, text: str, ok: bool) -> None:
@@ -68,20 +68,16 @@ class AccountState(AppState):
         name = str(form.get("display_name") or "")
         current = str(form.get("current_password") or "")
         new = str(form.get("new_password") or "")
-        storage = self.svc().storage
         try:
-            row = await storage.call(
-                users.set_display_name, user_id=user.user_id, display_name=name
+            row = await account.save_account(
+                self.svc(),
+                user_id=user.user_id,
+                session_id=user.session_id,
+                display_name=name,
+                current_password=current,
+                new_password=new,
             )
             self.display_name = row.display_name
-            if new or current:
-                await storage.call(
-                    users.change_password,
-                    user_id=user.user_id,
-                    current_password=current,
-                    new_password=new,
-                    keep_session_id=user.session_id,
-                )
         except ValidationFailed as exc:
             self._say(" ".join(exc.field_errors.values()), False)
             return

@@ -1,30 +1,19 @@
 """The base State: what every page shares (the error banner, the services, who acts).
 
 Who acts is found from the websocket's handshake cookie on every call, exactly as the login
-gate does (`auth_sessions.session_user`), never kept in state: a tab's state outlives a
-sign-out, and the same tab may sign in as someone else. A lookup is cached a few seconds
-per process, keyed by the cookie token's hash (the gate closes a revoked session's socket
-within seconds anyway).
+gate does (`services/account.py:signed_in`, cached a few seconds), never kept in state: a
+tab's state outlives a sign-out, and the same tab may sign in as someone else.
 """
 
 from __future__ import annotations
-
-import time
-from datetime import timedelta
 
 import reflex as rx
 from starlette.requests import cookie_parser
 
 from agent_chat.auth import COOKIE_NAME
-from agent_chat.db import auth_sessions
-from agent_chat.db.api_tokens import hash_token
-from agent_chat.db.auth_sessions import SignedIn
-from agent_chat.db.models import utcnow
+from agent_chat.services import account
+from agent_chat.services.account import SignedIn
 from agent_chat.services.runtime import Services, services
-
-SIGNED_IN_CACHE_SECONDS = 5.0
-_signed_in_cache: dict[str, tuple[float, SignedIn | None]] = {}
-
 
 SIGNED_OUT = "You are signed out. Reload the page to sign in again."
 
@@ -34,26 +23,6 @@ class SignedOut(RuntimeError):
 
     def __init__(self) -> None:
         super().__init__(SIGNED_OUT)
-
-
-async def _lookup(token: str | None, *, fresh: bool = False) -> SignedIn | None:
-    if not token:
-        return None
-    key, now = hash_token(token), time.monotonic()
-    cached = _signed_in_cache.get(key)
-    if cached is not None and cached[0] > now and not fresh:
-        return cached[1]
-    svc = services()
-    found = await svc.storage.call(
-        auth_sessions.session_user,
-        token=token,
-        now=utcnow(),
-        max_age=timedelta(hours=svc.settings.session_hours),
-    )
-    if len(_signed_in_cache) > 10_000:
-        _signed_in_cache.clear()
-    _signed_in_cache[key] = (now + SIGNED_IN_CACHE_SECONDS, found)
-    return found
 
 
 # Drops the tab's Reflex token (sessionStorage, Reflex's frontend `TOKEN_KEY`) and loads
@@ -97,7 +66,7 @@ class AppState(rx.State):
         """Who this tab's websocket was opened for, checked as the gate checks it (`fresh`:
         read now, not from the few seconds' cache: for an administrator's rights)."""
         token = cookie_parser(self.router.headers.cookie or "").get(COOKIE_NAME)
-        return await _lookup(token, fresh=fresh)
+        return await account.signed_in(services(), token=token, fresh=fresh)
 
     async def user_id_or_none(self) -> int | None:
         """The id of the person acting in this tab; None when nobody is (a loop ends)."""

@@ -8,10 +8,6 @@ import uuid
 import reflex as rx
 
 from agent_chat import routes, tool_profiles
-from agent_chat.db import logs, model_configs, sessions
-from agent_chat.db.conversation import load_conversation
-from agent_chat.protocol.log_codec import row_to_event
-from agent_chat.protocol.reducer import replay
 from agent_chat.rows import (
     MessageRow,
     ModelRow,
@@ -22,10 +18,11 @@ from agent_chat.rows import (
     skill_row,
 )
 from agent_chat.runs.client import BridgeError
-from agent_chat.services import conversations, versions
+from agent_chat.services import conversations, listing, run_logs, versions
 from agent_chat.services import runs as run_cases
 from agent_chat.services.conversations import ConversationNotFound, conversation_for
 from agent_chat.services.errors import Busy
+from agent_chat.services.models import list_models
 from agent_chat.services.runs import REFUSALS
 from agent_chat.skills import list_skills
 from agent_chat.state.sidebar import SidebarState
@@ -81,7 +78,7 @@ class ChatState(SidebarState):
 
     async def _load_common(self) -> None:
         svc = self.svc()
-        models = await svc.storage.call(model_configs.list_models)
+        models = await list_models(svc)
         self.models = [model_row(m) for m in models]
         # Invalid skill folders are listed too (disabled, with the reason), so a broken
         # SKILL.md is visible instead of silently missing.
@@ -108,10 +105,8 @@ class ChatState(SidebarState):
         """`/` opens the latest conversation, or a new one when there is none."""
         self.current_uuid = ""
         # The most recently used, pinned or filed ones included.
-        found = await self.svc().storage.call(
-            sessions.list_sessions, user_id=await self.user_id(), limit=1
-        )
-        latest = routes.chat_url(found[0].session_uuid) if found else routes.NEW_CHAT
+        found = await listing.latest_conversation(self.svc(), user_id=await self.user_id())
+        latest = routes.chat_url(found.session_uuid) if found else routes.NEW_CHAT
         return rx.redirect(latest, replace=True)
 
     @rx.event
@@ -186,18 +181,17 @@ class ChatState(SidebarState):
     async def reload_messages(self) -> bool:
         """Load the active branch from the database; False if the session is unknown."""
         svc = self.svc()
-        view = await svc.storage.call(
-            load_conversation,
-            session_uuid=self.current_uuid,
+        view = await conversations.open_conversation(
+            svc,
             user_id=await self.user_id(),
+            session_uuid=self.current_uuid,
             limit=self.shown_limit,
+            seen=True,  # this tab shows it now
         )
         if view is None:
             self.title, self.messages, self.has_earlier = "", [], False
             return False
         chat = view.chat
-        if chat.unread:  # this tab shows it now: it has been seen
-            await svc.storage.call(sessions.set_unread, session_id=chat.id, unread=False)
         self.title = chat.title
         self._set("has_earlier", view.has_earlier)
         unfolded = {m["id"]: m for m in self.messages if m["expanded"]}
@@ -333,9 +327,7 @@ class ChatState(SidebarState):
         if row["expanded"]:
             row["expanded"] = False
         else:
-            rows = await self.svc().storage.call(
-                logs.owned_logs, message_id=message_id, user_id=await self.user_id()
-            )
-            view = replay([row_to_event(r.seq, r.kind, r.content, r.meta_json) for r in rows])
+            me = await self.user_id()
+            view = await run_logs.answer_view(self.svc(), user_id=me, message_id=message_id)
             row.update(panel_fields(view), expanded=True)
         self.messages = [*self.messages[:index], row, *self.messages[index + 1 :]]

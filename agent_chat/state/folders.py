@@ -8,8 +8,8 @@ from collections.abc import Awaitable
 import reflex as rx
 
 from agent_chat.db.errors import StoreError, ValidationFailed
-from agent_chat.db.folders import FOLDER_MORE, FOLDER_PAGE
 from agent_chat.services import conversations, folders
+from agent_chat.services.listing import FOLDER_MORE, FOLDER_PAGE
 from agent_chat.state.sidebar import SidebarState
 
 

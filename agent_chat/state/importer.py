@@ -1,5 +1,5 @@
 """The sidebar's "Import conversation": a JSON export becomes a new conversation, which
-opens. The same store function as `POST /api/chat/sessions/import` (`db/imports.py`)."""
+opens. The same use case as `POST /api/chat/sessions/import` (`services/imports.py`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.db.imports import import_file
 from agent_chat.export.importing import MAX_IMPORT_BYTES, MAX_IMPORT_MB, ImportRefused
+from agent_chat.services.imports import import_export
 from agent_chat.state.base import AppState
 
 UPLOAD_ID = "import-conversation"
@@ -27,7 +27,7 @@ class ImportState(AppState):
         yield
         try:
             raw = await files[0].read(MAX_IMPORT_BYTES + 1)
-            done = await self.svc().storage.call(import_file, raw=raw, user_id=await self.user_id())
+            done = await import_export(self.svc(), user_id=await self.user_id(), raw=raw)
         except ImportRefused as exc:
             self.show_error(f"Could not import {files[0].filename or 'the file'}: {exc.message}")
             return

@@ -15,17 +15,15 @@ from typing import Any, TypedDict
 
 import reflex as rx
 
-from agent_chat.db.memory_views import (
+from agent_chat.rows import tool_row
+from agent_chat.runs.client import BridgeError, BridgeUnavailable
+from agent_chat.services.memory import (
     CHARS_PER_TOKEN,
     MemorySnapshot,
     SummaryRecord,
     ToolCallRecord,
+    conversation_memory,
 )
-from agent_chat.db.memory_views import (
-    memory_snapshot as load_snapshot,
-)
-from agent_chat.rows import tool_row
-from agent_chat.runs.client import BridgeError, BridgeUnavailable
 from agent_chat.state.base import SIGNED_OUT, AppState, SignedOut
 from agent_chat.state.sidebar import SidebarState
 
@@ -202,9 +200,7 @@ class MemoryState(AppState):
         error = ""
         if session_uuid and me is not None:
             try:
-                snapshot = await svc.storage.call(
-                    load_snapshot, session_uuid=session_uuid, user_id=me
-                )
+                snapshot = await conversation_memory(svc, user_id=me, session_uuid=session_uuid)
             except Exception:  # shown, and logged with its traceback
                 log.exception("reading the memory views of %s failed", session_uuid)
                 error = "The conversation's memory could not be read (see the app's log)."

@@ -9,9 +9,10 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.db.errors import StoreError
-from agent_chat.db.search import SearchHit, open_hit, search
 from agent_chat.rows import SearchHitRow, SegmentRow
+from agent_chat.services import listing
 from agent_chat.services.conversations import conversation_state
+from agent_chat.services.listing import SearchHit
 from agent_chat.state.chat import PAGE_SIZE, ChatState
 
 # Finds the message once the page shows it (the conversation loads after the navigation),
@@ -55,7 +56,8 @@ class SearchState(ChatState):
         if not self.query.strip():
             self.results = []
             return
-        hits = await self.svc().storage.call(search, user_id=await self.user_id(), query=self.query)
+        me = await self.user_id()
+        hits = await listing.search_conversations(self.svc(), user_id=me, query=self.query)
         self.results = [hit_row(h) for h in hits]
 
     @rx.event
@@ -73,8 +75,8 @@ class SearchState(ChatState):
         try:
             # A run answers on the branch shown: the hit's is not switched to meanwhile.
             running = bool(await conversation_state(svc, user_id=me, session_uuid=session_uuid))
-            opened = await svc.storage.call(
-                open_hit, user_id=me, message_id=message_id, switch=not running
+            opened = await listing.open_search_hit(
+                svc, user_id=me, message_id=message_id, switch=not running
             )
         except StoreError:  # the conversation too (ConversationNotFound)
             self.show_error("This message no longer exists; the search results were old.")

@@ -8,12 +8,10 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.db import pauses, sessions
 from agent_chat.db.errors import NotFound, StoreError
-from agent_chat.db.folders import sidebar_listing
 from agent_chat.db.models import ChatSession
 from agent_chat.rows import FolderRow, SessionRow, session_row
-from agent_chat.services import conversations
+from agent_chat.services import conversations, listing
 from agent_chat.services.errors import Busy
 from agent_chat.state.base import AppState
 
@@ -38,20 +36,17 @@ class SidebarState(AppState):
         svc = self.svc()
         me = await self.user_id()
         limit = max(PAGE_SIZE, len(self.sessions))
-        listed = await svc.storage.call(
-            sidebar_listing,
+        listed = await listing.sidebar(
+            svc,
             user_id=me,
             limit=limit,
             include_archived=self.show_archived,
             folder_limits=self._folder_limits,
         )
-        waiting = await svc.storage.call(pauses.open_pauses_by_session, user_id=me)
-        states = await svc.runs.session_states(user_id=me)
+        states = await listing.conversation_states(svc, user_id=me)
 
         def row(chat: ChatSession) -> SessionRow:
-            state = states.get(chat.session_uuid, "")
-            if not state and waiting.get(chat.id):
-                state = "waiting"
+            state = states.of(chat)
             if not state and chat.unread and chat.session_uuid != self.current_uuid:
                 state = "unread"
             return session_row(chat, state)
@@ -84,8 +79,8 @@ class SidebarState(AppState):
     async def load_more(self) -> None:
         svc = self.svc()
         me = await self.user_id()
-        rows = await svc.storage.call(
-            sessions.list_sessions,
+        rows = await listing.list_conversations(
+            svc,
             user_id=me,
             limit=PAGE_SIZE + 1,
             offset=len(self.sessions),

@@ -13,11 +13,12 @@ from agent_chat.db import api_reads, api_tokens, folders, logs, messages, pauses
 from agent_chat.db import sessions as chats
 from agent_chat.db.conversation import load_conversation
 from agent_chat.db.errors import NotFound, ValidationFailed
-from agent_chat.db.imports import import_file
+from agent_chat.db.imports import import_conversation
 from agent_chat.db.memory_views import memory_snapshot
 from agent_chat.db.models import ChatSession, MessageRole, MessageStatus
 from agent_chat.db.search import open_hit, search
 from agent_chat.db.turns import Refused, TurnMode, TurnPlan, mark_reset, prepare_turn
+from agent_chat.export.importing import read_export as parse_export
 from agent_chat.export.json_export import to_json
 from agent_chat.protocol.log_codec import LogRow
 from agent_chat.share_page.links import create_share
@@ -234,7 +235,7 @@ def test_an_import_belongs_to_the_importer_and_an_export_to_the_owner(
     chat = _conversation(session, user)
     data = export.collect(session=session, session_uuid=chat.session_uuid, user_id=user)
     raw = json.dumps(to_json(data, exported_at=data.chat.created_at))
-    done = import_file(session=session, raw=raw, user_id=other_user)
+    done = import_conversation(session=session, plan=parse_export(raw), user_id=other_user)
     assert done.chat.owner_id == other_user
     assert [c.id for c in chats.list_sessions(session=session, user_id=other_user)] == [
         done.chat.id

@@ -17,13 +17,14 @@ from sqlmodel import select
 
 from agent_chat.api import create_api
 from agent_chat.db.engine import make_engine, open_session
-from agent_chat.db.imports import import_file
+from agent_chat.db.imports import import_conversation
 from agent_chat.db.messages import active_branch, append_message
 from agent_chat.db.models import ChatMessage, ChatMessageLog, ChatSession, RunPause
 from agent_chat.db.pauses import create_pause
 from agent_chat.db.sessions import create_session
 from agent_chat.export import to_json
 from agent_chat.export.importing import MAX_IMPORT_BYTES, RUNNING_NOTE
+from agent_chat.export.importing import read_export as parse_export
 from agent_chat.runs.storage import Storage
 from tests.support.exports import EXPORTED_AT, build_conversation, read_export
 from tests.support.exports import Conversation as Conv
@@ -130,9 +131,9 @@ async def test_importing_twice_makes_two_conversations(engine: Engine, user: int
     conv = build_conversation(engine)
     raw = json.dumps(_export(engine, conv.uuid))
     with open_session(engine) as session:
-        first = import_file(user_id=user, session=session, raw=raw)
+        first = import_conversation(user_id=user, session=session, plan=parse_export(raw))
     with open_session(engine) as session:
-        second = import_file(user_id=user, session=session, raw=raw)
+        second = import_conversation(user_id=user, session=session, plan=parse_export(raw))
     assert first.chat.session_uuid != second.chat.session_uuid
     assert _normalised(_export(engine, first.chat.session_uuid)) == _normalised(
         _export(engine, second.chat.session_uuid)
@@ -162,7 +163,9 @@ async def test_a_running_answer_and_a_waiting_question_come_in_finished(
         )
         uuid = chat.session_uuid
     with open_session(engine) as session:
-        done = import_file(user_id=user, session=session, raw=json.dumps(_export(engine, uuid)))
+        done = import_conversation(
+            user_id=user, session=session, plan=parse_export(json.dumps(_export(engine, uuid)))
+        )
     doc = _export(engine, done.chat.session_uuid)
     assert doc["messages"][1]["status"] == "STOPPED"
     assert doc["messages"][1]["error"] == RUNNING_NOTE
