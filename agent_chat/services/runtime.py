@@ -25,6 +25,7 @@ from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
+from agent_chat.services.attachment_sweep import AttachmentSweep
 
 if TYPE_CHECKING:
     from agent_chat.embedded import EmbeddedBridge
@@ -46,6 +47,7 @@ class Services:
     tab_connected: Callable[[str], bool] = lambda token: True
     # AGENT_CHAT_BRIDGE=embedded: the bridge of this process (agent_chat/embedded.py).
     embedded: EmbeddedBridge | None = None
+    attachment_sweep: AttachmentSweep | None = None  # unused attachments, hourly
 
 
 _services: Services | None = None
@@ -120,6 +122,8 @@ async def start_services(
         _services.tab_connected = tab_connected
     await runs.start()
     watch.start()
+    _services.attachment_sweep = AttachmentSweep(_services)
+    _services.attachment_sweep.start()
     where = "embedded" if embedded else ", ".join(settings.all_bridge_urls)
     log.info("services started (bridge %s)", where)
     return _services
@@ -131,6 +135,8 @@ async def stop_services() -> None:
         return
     services, _services = _services, None
     await services.bridge_watch.close()
+    if services.attachment_sweep is not None:
+        await services.attachment_sweep.close()
     # The runs are left RUNNING in the database (as by a crash): the next start fails
     # those its bridge no longer knows, with the restart sentence.
     await services.runs.close()

@@ -147,3 +147,12 @@ async def test_links_and_the_sweep_of_unused_attachments(svc, user, other_user, 
         await use.get_attachment(svc, user_id=user, attachment_id=unused.id)
     assert await _download(svc, user, used.id) == PNG
     assert kept.count() == 1
+
+
+async def test_the_sweep_runs_as_a_periodic_check(svc, user, kept) -> None:
+    from agent_chat.services.attachment_sweep import AttachmentSweep
+
+    await _up(svc, user, b"old and unused")
+    sweep = AttachmentSweep(svc, interval_s=3600)
+    assert await sweep.check() == 0  # within the grace period
+    assert kept.count() == 1
