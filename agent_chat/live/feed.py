@@ -21,10 +21,16 @@ from agent_chat.protocol.reducer import RunView, apply
 from agent_chat.rows import todo_rows, tool_rows
 
 
+def js_length(text: str) -> int:
+    """`text.length` in the browser: UTF-16 code units, so a character outside the BMP (an
+    emoji) counts two. The store places chunks by this length, never by code points."""
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
 @dataclass(frozen=True)
 class Chunk:
     stream_id: str
-    offset: int  # characters of the stream before this chunk
+    offset: int  # the stream's length before this chunk, in JS string units (UTF-16)
     text: str
 
     def script(self) -> str:
@@ -122,7 +128,7 @@ class LiveFeed:
             # answer instead (`page_has_answer` is False).
             return None
         self._page[stream_id] = text
-        return Chunk(stream_id, len(has), text[len(has) :])
+        return Chunk(stream_id, js_length(has), text[len(has) :])
 
     def page_has_answer(self, answer: str) -> bool:
         """Whether the page's answer stream already shows `answer` (the stored final text),
