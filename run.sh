@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
 source scripts/env.sh
-exec python -m agent_chat.serve "$@"
+exec python -m agent_chat.launch.serve "$@"

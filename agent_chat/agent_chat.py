@@ -14,6 +14,7 @@ from agent_chat.api import create_api
 from agent_chat.api.bearer import bearer_check
 from agent_chat.auth import login_gate_with
 from agent_chat.auth.origins import origin_guard, without_credentials_header
+from agent_chat.launch.supervisor import exit_with_supervisor, respawn_failed_web_workers
 from agent_chat.pages.account import account_page
 from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.settings import models_page
@@ -33,7 +34,6 @@ from agent_chat.state.sidebar import SidebarState
 from agent_chat.state.tokens import TokensState
 from agent_chat.state.users import UsersState
 from agent_chat.state.workspace import WorkspaceState
-from agent_chat.supervisor import exit_with_supervisor, respawn_failed_web_workers
 
 # Imported by granian's supervisor before it builds its server: a dead worker is replaced.
 respawn_failed_web_workers()

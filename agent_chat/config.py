@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agent_chat.tool_profiles import enabled_profiles
+from agent_chat.common.tool_profiles import enabled_profiles
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = PROJECT_ROOT / "data"
@@ -24,7 +24,7 @@ DEFAULT_BRIDGE_DOWN_AFTER_S = 15.0
 DEFAULT_MAX_UPLOAD_MB = 20
 BRIDGE_EXTERNAL = "external"  # the bridge is its own process (python -m agent_chat.bridge)
 BRIDGE_EMBEDDED = (
-    "embedded"  # the bridge runs inside the web app's process (agent_chat/embedded.py)
+    "embedded"  # the bridge runs inside the web app's process (agent_chat/runs/embedded.py)
 )
 
 
@@ -50,7 +50,7 @@ class Settings:
     admin_user: str | None = None
     admin_password: str | None = None
     session_hours: float = DEFAULT_SESSION_HOURS
-    # Tool profiles the operator enabled (agent_chat/tool_profiles.py), Chat by default.
+    # Tool profiles the operator enabled (agent_chat/common/tool_profiles.py), Chat by default.
     tool_profiles: tuple[str, ...] = ("chat",)
     # Several workers (runs/redis_bus.py, runs/leases.py): with a Redis URL, run events and
     # conversation states go through Redis and each run has one consumer by lease; without

@@ -1,5 +1,7 @@
 """Route paths and URL builders, in one place."""
 
+from urllib.parse import quote
+
 INDEX = "/"
 # One page for a new conversation (`/chat`, no row until its first message) and an existing
 # one (`/chat/<uuid>`): the first send moves to the conversation's URL without remounting
@@ -36,6 +38,7 @@ API_MESSAGE_VERSIONS = "/api/chat/messages/{message_id}/versions"
 API_MESSAGE_ACTIVATE = "/api/chat/messages/{message_id}/activate"
 API_MODELS = "/api/models"
 API_SKILLS = "/api/skills"
+WORKSPACE_FILE_API = "/api/chat/sessions/{session_uuid}/workspace/{path:path}"
 
 
 def chat_url(session_uuid: str) -> str:
@@ -44,3 +47,10 @@ def chat_url(session_uuid: str) -> str:
 
 def export_url(session_uuid: str, fmt: str, branch: str = "active") -> str:
     return EXPORT_API.format(session_id=session_uuid) + f"?format={fmt}&branch={branch}"
+
+
+def file_url(session_uuid: str, path: str, *, inline: bool = False, version: str = "") -> str:
+    """The URL of a workspace file (`version` busts the browser's cache of a preview)."""
+    url = f"/api/chat/sessions/{quote(session_uuid, safe='')}/workspace/{quote(path, safe='/')}"
+    query = [q for q in ("inline=1" if inline else "", f"v={version}" if version else "") if q]
+    return url + ("?" + "&".join(query) if query else "")

@@ -1,7 +1,7 @@
 """Issue 14: runs completed per minute with the scripted model, 1 web worker + 1 bridge
 against 2 web workers + 2 bridges, side by side in one session.
 
-Both set-ups are the real launcher (`python -m agent_chat.serve --scaled`, agent_chat/scaled.py:
+Both set-ups are the real launcher (`python -m agent_chat.launch.serve --scaled`, agent_chat/launch/scaled.py:
 PostgreSQL, Redis, the bridges, `reflex run` with Reflex's Redis state manager and
 `GRANIAN_WORKERS`), started once each and kept running; the paced fake model
 (benchmarks/fake_model.py) is shared. In each round both are driven in turn (the order swaps

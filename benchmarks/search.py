@@ -48,7 +48,7 @@ from agent_chat.db import search as search_module  # noqa: E402
 from agent_chat.db.engine import make_engine, migrate, open_session  # noqa: E402
 from agent_chat.db.folders import sidebar_listing  # noqa: E402
 from agent_chat.db.search import search  # noqa: E402
-from agent_chat.rows import session_row  # noqa: E402
+from agent_chat.display.rows import session_row  # noqa: E402
 
 
 def organise(engine, conversations: int) -> None:

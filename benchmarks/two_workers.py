@@ -7,7 +7,7 @@ started as the test stacks start the app (tests/support/stack.py: the suite's on
 build, tests/support/builds.py, with this port written in, then uvicorn on the compiled app),
 with the same `AGENT_CHAT_DB_URL`, `AGENT_CHAT_REDIS_URL` (run bus, leases) and
 `REFLEX_REDIS_URL` (Reflex's states) as the scaled set-up's workers. PostgreSQL and Redis are
-the launcher's own (agent_chat/data_servers.py), in a temp folder; one bridge; the paced
+the launcher's own (agent_chat/launch/data_servers.py), in a temp folder; one bridge; the paced
 benchmark model. The worker that starts a run takes its lease and consumes it: a run started
 through worker A's HTTP API is consumed by A (checked from the lease's owner, `host:pid:…`).
 """
@@ -26,8 +26,8 @@ import harness as h
 import psutil
 from redis import Redis
 
-from agent_chat.data_servers import Server, start_postgres, start_redis
 from agent_chat.db.engine import migrate
+from agent_chat.launch.data_servers import Server, start_postgres, start_redis
 from tests.support.builds import install_frontend
 from tests.support.processes import start_process, stop_process, wait_http
 

@@ -31,7 +31,7 @@ from agent_chat.api import (
 )
 from agent_chat.api.deps import Backend
 from agent_chat.api.export import content_disposition
-from agent_chat.workspace_http import workspace_router
+from agent_chat.api.workspace_files import workspace_router
 
 __all__ = ["create_api", "content_disposition"]
 
@@ -73,7 +73,7 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
         shared,
     ):
         api.include_router(module.router)
-    api.include_router(workspace_router(lambda: get_backend().storage))
+    api.include_router(workspace_router(get_backend))
     docs.install(api)
     api.router.routes.append(errors.ApiFallback(api))  # last: after every real route
     return api

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from agent_chat.acting_user import Me, acting_user
+from agent_chat.api.acting_user import Me, acting_user
 from agent_chat.services.backend import Backend
 
 

@@ -20,7 +20,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_chat.hosts import Allowed
+from agent_chat.common.hosts import Allowed
 
 log = logging.getLogger(__name__)
 

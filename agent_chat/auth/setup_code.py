@@ -15,7 +15,7 @@ import hmac
 import os
 import secrets
 
-from agent_chat.hosts import LOOPBACK_HOSTS
+from agent_chat.common.hosts import LOOPBACK_HOSTS
 
 # No 0/O, 1/I/L, U: read from a log and typed by a person. 12 of 30: ~59 bits.
 ALPHABET = "ABCDEFGHJKMNPQRSTVWXYZ23456789"

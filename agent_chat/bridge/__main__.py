@@ -11,7 +11,7 @@ from agent_chat.bridge.app import create_app
 from agent_chat.bridge.console import NoHealthPolls, QuietHermes
 from agent_chat.bridge.malloc import limit_arenas
 from agent_chat.bridge.settings import load_bridge_settings
-from agent_chat.hosts import LOOPBACK_HOSTS
+from agent_chat.common.hosts import LOOPBACK_HOSTS
 
 OWN = ("agent_chat", "uvicorn", "__main__")  # loggers whose INFO lines stay
 

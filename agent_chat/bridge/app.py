@@ -34,9 +34,9 @@ from agent_chat.bridge.schemas import (
 )
 from agent_chat.bridge.settings import BridgeSettings, load_bridge_settings, prepare_hermes_home
 from agent_chat.bridge.warm_up import warm_up
-from agent_chat.hosts import Allowed
+from agent_chat.common.hosts import Allowed
+from agent_chat.common.tool_profiles import uses_workspace
 from agent_chat.protocol.bridge_auth import NONCE, token_proof
-from agent_chat.tool_profiles import uses_workspace
 
 logger = logging.getLogger(__name__)
 

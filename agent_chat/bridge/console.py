@@ -1,7 +1,7 @@
 """What the bridge's console shows: the bridge's own lines, not hermes' INFO chatter (several
 lines per model call; it still reaches $HERMES_HOME/logs/agent.log through hermes' handler),
 nor an access line per /health poll. Used by `python -m agent_chat.bridge` and by the bridge
-embedded in the web app (agent_chat/embedded.py), each with its own loggers."""
+embedded in the web app (agent_chat/runs/embedded.py), each with its own loggers."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ from agent_chat.bridge.homes import entered
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.runs import Run
 from agent_chat.bridge.workspace import close_workspace, open_workspace
+from agent_chat.common.tool_profiles import uses_workspace
 from agent_chat.protocol.events import EventType, RunState
-from agent_chat.tool_profiles import uses_workspace
 
 logger = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agent_chat.workspaces import SANDBOX_DIR
+from agent_chat.common.workspaces import SANDBOX_DIR
 
 logger = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ class StartRunRequest(BaseModel):
     system_prompt: str | None = None
     model: ModelSpec
     max_iterations: int | None = Field(default=None, gt=0)
-    # A profile of agent_chat.tool_profiles; the bridge refuses one it has not enabled.
+    # A profile of agent_chat.common.tool_profiles; the bridge refuses one it has not enabled.
     tool_profile: str = Field(default="chat", min_length=1, max_length=40)
     # The conversation whose folder a Workspace run works in (default: the session id; the
     # app passes the conversation's UUID, which a reset keeps).

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_chat.bridge.sandbox import MODES, Policy
-from agent_chat.tool_profiles import CHAT, TOOLSETS, enabled_profiles
-from agent_chat.workspaces import workspaces_root
+from agent_chat.common.tool_profiles import CHAT, TOOLSETS, enabled_profiles
+from agent_chat.common.workspaces import workspaces_root
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_HERMES_HOME = PROJECT_ROOT / "data" / "hermes"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent_chat.workspaces import ensure_workspace, inside
+from agent_chat.common.workspaces import ensure_workspace, inside
 
 _lock = threading.Lock()
 _folders: dict[str, Path] = {}  # task id -> folder, while a Workspace run of it works

@@ -6,7 +6,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.components.common import tid
-from agent_chat.rows import SkillRow
+from agent_chat.display.rows import SkillRow
 from agent_chat.state.chat import COMPOSER_ID, DEFAULT_CHOICE, NO_SKILL, ChatState
 from agent_chat.state.live import LiveState
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import reflex as rx
 
 from agent_chat.components.common import row_menu_trigger, tid
-from agent_chat.rows import FolderRow, SessionRow
+from agent_chat.display.rows import FolderRow, SessionRow
 from agent_chat.state.folders import FolderState
 
 

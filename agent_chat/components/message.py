@@ -16,7 +16,7 @@ from agent_chat.components.thinking import (
     todo_list,
     tool_history,
 )
-from agent_chat.rows import MessageRow
+from agent_chat.display.rows import MessageRow
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
 

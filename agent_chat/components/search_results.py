@@ -9,7 +9,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.components.common import tid
-from agent_chat.rows import SearchHitRow, SegmentRow
+from agent_chat.display.rows import SearchHitRow, SegmentRow
 from agent_chat.state.search import SearchState
 
 

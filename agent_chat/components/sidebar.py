@@ -16,7 +16,7 @@ from agent_chat.components.folders import (
 )
 from agent_chat.components.search_results import search_results
 from agent_chat.components.share import import_button, share_menu_item
-from agent_chat.rows import FolderRow, SessionRow
+from agent_chat.display.rows import FolderRow, SessionRow
 from agent_chat.state.search import SearchState
 from agent_chat.state.sidebar import SidebarState
 

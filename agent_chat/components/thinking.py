@@ -8,7 +8,7 @@ import reflex as rx
 from agent_chat.components.common import tid
 from agent_chat.components.stream_text import stream_text
 from agent_chat.components.tool_view import labelled_code, summary_exit, tool_body, tool_label
-from agent_chat.rows import AnswerRow, TodoRow, ToolRow
+from agent_chat.display.rows import AnswerRow, TodoRow, ToolRow
 from agent_chat.state.live import LiveState
 
 _TODO_ICONS = {

@@ -1,4 +1,4 @@
-"""A tool call as what it is (the shapes come from agent_chat/live/tool_views.py; this only
+"""A tool call as what it is (the shapes come from agent_chat/display/tool_views.py; this only
 renders them, as text): a console block for terminal, code and output for execute_code, a
 diff for write_file / patch, a numbered excerpt for read_file, JSON for anything else.
 The look lives in assets/workspace.css (classes `tv-*`)."""

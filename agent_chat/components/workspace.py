@@ -1,5 +1,5 @@
 """The workspace drawer (issue 11 §5): the open conversation's files, a preview of one, and
-its download. Rows come from agent_chat/workspace_view.py; everything is shown as text
+its download. Rows come from agent_chat/display/workspace_view.py; everything is shown as text
 (markdown through the app's one renderer). The look lives in assets/workspace.css."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import reflex as rx
 
 from agent_chat.components.common import safe_markdown, sheet_header, tid
 from agent_chat.components.tool_view import highlighted
+from agent_chat.display.workspace_view import FileRow, PreviewRow
 from agent_chat.state.workspace import WorkspaceState
-from agent_chat.workspace_view import FileRow, PreviewRow
 
 S = WorkspaceState
 

@@ -132,7 +132,7 @@ class ChatSession(SQLModel, table=True):
     title: str = ""
     model_id: int | None = Field(default=None, foreign_key="model_config.id", ondelete="SET NULL")
     skill_folder: str | None = None
-    # A profile of agent_chat.tool_profiles (which tools the agent has).
+    # A profile of agent_chat.common.tool_profiles (which tools the agent has).
     tool_profile: str = Field(default="chat", sa_column_kwargs={"server_default": "chat"})
     # The hermes-agent session id; replaced on reset so the agent forgets.
     hermes_session: str = Field(default_factory=new_uuid)

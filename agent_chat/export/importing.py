@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from agent_chat.common.tool_profiles import CHAT, TOOLSETS
 from agent_chat.db.import_plan import (
     ImportPlan,
     ImportRefused,
@@ -26,7 +27,6 @@ from agent_chat.db.import_plan import (
 )
 from agent_chat.db.models import MessageRole, MessageStatus, PauseStatus
 from agent_chat.export.json_export import EXPORT_FORMAT, EXPORT_VERSION
-from agent_chat.tool_profiles import CHAT, TOOLSETS
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # 20 MB: far above a long conversation with tool logs
 MAX_IMPORT_MB = MAX_IMPORT_BYTES // (1024 * 1024)

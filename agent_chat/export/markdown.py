@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from agent_chat.common.tool_profiles import LABELS
 from agent_chat.db.models import ChatMessage, MessageRole, MessageStatus, RunPause
 from agent_chat.export.markdown_escape import contain, details, fenced, inline
 from agent_chat.export.reading import SessionExport, stored_choices
 from agent_chat.export.tree import MessageTree
 from agent_chat.protocol.reducer import RunView, ToolCall
-from agent_chat.tool_profiles import LABELS
 
 
 def _when(value: datetime | None) -> str:

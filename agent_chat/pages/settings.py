@@ -12,7 +12,7 @@ from agent_chat.components.layout import app_frame
 from agent_chat.components.settings_nav import settings_nav
 from agent_chat.components.settings_sections import always_allowed_section, notifications_section
 from agent_chat.components.share import shared_links_section
-from agent_chat.rows import ModelRow
+from agent_chat.display.rows import ModelRow
 from agent_chat.state.models import API_KEY_INPUT_ID, KEY_NOT_SENT, ModelsState
 
 # The prerendered page shows the form before its scripts run; what is typed then never

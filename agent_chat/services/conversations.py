@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
+from agent_chat.common.workspaces import remove_workspace, workspaces_root
 from agent_chat.db import api_reads, sessions
 from agent_chat.db.conversation import Conversation, load_conversation
 from agent_chat.db.errors import NotFound
@@ -22,7 +23,6 @@ from agent_chat.db.models import ChatSession
 from agent_chat.services.backend import Backend
 from agent_chat.services.errors import Busy
 from agent_chat.skills import list_skills
-from agent_chat.workspaces import remove_workspace, workspaces_root
 
 
 class ConversationNotFound(NotFound):

@@ -2,7 +2,7 @@
 
 Plain Python: the database engine, the bridge client and the RunManager. State classes
 reach them through `services()`. With `AGENT_CHAT_BRIDGE=embedded` the bridge itself is one
-of them (`agent_chat/embedded.py`): started before the runs re-attach, stopped after.
+of them (`agent_chat/runs/embedded.py`): started before the runs re-attach, stopped after.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from agent_chat.runs.storage import Storage
 from agent_chat.services.attachment_sweep import AttachmentSweep
 
 if TYPE_CHECKING:
-    from agent_chat.embedded import EmbeddedBridge
+    from agent_chat.runs.embedded import EmbeddedBridge
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class Services:
     # layer that owns the sockets says (set by the app module); long-lived per-tab loops
     # end when it says no.
     tab_connected: Callable[[str], bool] = lambda token: True
-    # AGENT_CHAT_BRIDGE=embedded: the bridge of this process (agent_chat/embedded.py).
+    # AGENT_CHAT_BRIDGE=embedded: the bridge of this process (agent_chat/runs/embedded.py).
     embedded: EmbeddedBridge | None = None
     attachment_sweep: AttachmentSweep | None = None  # unused attachments, hourly
 
@@ -94,7 +94,7 @@ async def start_services(
         _announce_setup_code(settings)
     embedded = None
     if settings.embedded_bridge:  # hermes is imported here, once the settings are read
-        from agent_chat.embedded import EmbeddedBridge
+        from agent_chat.runs.embedded import EmbeddedBridge
 
         embedded = EmbeddedBridge()
         await embedded.start()

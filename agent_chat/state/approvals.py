@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat import tool_profiles
+from agent_chat.common import tool_profiles
 from agent_chat.runs.client import BridgeError
 from agent_chat.state.account import signed_in_admin
 from agent_chat.state.base import AppState

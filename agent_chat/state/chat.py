@@ -7,8 +7,9 @@ import uuid
 
 import reflex as rx
 
-from agent_chat import routes, tool_profiles
-from agent_chat.rows import (
+from agent_chat import routes
+from agent_chat.common import tool_profiles
+from agent_chat.display.rows import (
     MessageRow,
     ModelRow,
     SkillRow,
@@ -17,6 +18,7 @@ from agent_chat.rows import (
     panel_fields,
     skill_row,
 )
+from agent_chat.display.usage import answer_usage, conversation_meter
 from agent_chat.runs.client import BridgeError
 from agent_chat.services import conversations, listing, run_logs, versions
 from agent_chat.services import runs as run_cases
@@ -26,7 +28,6 @@ from agent_chat.services.models import list_models
 from agent_chat.services.runs import REFUSALS
 from agent_chat.skills import list_skills
 from agent_chat.state.sidebar import SidebarState
-from agent_chat.usage import answer_usage, conversation_meter
 
 COMPOSER_ID = "composer"
 DEFAULT_CHOICE = "__default__"  # radix select items cannot have an empty value

@@ -1,4 +1,4 @@
-"""How this app is hosted, for the settings page's note (agent_chat/embedded.py)."""
+"""How this app is hosted, for the settings page's note (agent_chat/runs/embedded.py)."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ import uuid
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.live.feed import LiveFeed
-from agent_chat.live.notices import notices
-from agent_chat.rows import TodoRow, ToolRow
+from agent_chat.display.feed import LiveFeed
+from agent_chat.display.notices import notices
+from agent_chat.display.rows import TodoRow, ToolRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import StartedRun, UnknownRun
 from agent_chat.services import runs as use

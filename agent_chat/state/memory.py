@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 
 import reflex as rx
 
-from agent_chat.rows import tool_row
+from agent_chat.display.rows import tool_row
 from agent_chat.runs.client import BridgeError, BridgeUnavailable
 from agent_chat.services.memory import (
     CHARS_PER_TOKEN,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.db.errors import Forbidden, StoreError, ValidationFailed
-from agent_chat.rows import ModelRow, model_row
+from agent_chat.display.rows import ModelRow, model_row
 from agent_chat.services import models as model_service
 from agent_chat.services.models import ADMINS_ONLY
 from agent_chat.state.base import AppState

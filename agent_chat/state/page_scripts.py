@@ -8,7 +8,7 @@ import json
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.live.notices import Notice
+from agent_chat.display.notices import Notice
 from agent_chat.state.chat import COMPOSER_ID
 
 

@@ -9,7 +9,7 @@ import reflex as rx
 
 from agent_chat import routes
 from agent_chat.db.errors import StoreError
-from agent_chat.rows import SearchHitRow, SegmentRow
+from agent_chat.display.rows import SearchHitRow, SegmentRow
 from agent_chat.services import listing
 from agent_chat.services.conversations import conversation_state
 from agent_chat.services.listing import SearchHit

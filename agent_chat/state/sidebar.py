@@ -10,7 +10,7 @@ import reflex as rx
 from agent_chat import routes
 from agent_chat.db.errors import NotFound, StoreError
 from agent_chat.db.models import ChatSession
-from agent_chat.rows import FolderRow, SessionRow, session_row
+from agent_chat.display.rows import FolderRow, SessionRow, session_row
 from agent_chat.services import conversations, listing
 from agent_chat.services.errors import Busy
 from agent_chat.state.base import AppState

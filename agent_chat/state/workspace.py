@@ -17,8 +17,8 @@ import uuid
 
 import reflex as rx
 
-from agent_chat.state.chat import ChatState
-from agent_chat.workspace_view import (
+from agent_chat.common.workspaces import Listing, list_files, read_preview, workspaces_root
+from agent_chat.display.workspace_view import (
     FileRow,
     PreviewRow,
     file_rows,
@@ -27,7 +27,7 @@ from agent_chat.workspace_view import (
     stamp,
     workspace_available,
 )
-from agent_chat.workspaces import Listing, list_files, read_preview, workspaces_root
+from agent_chat.state.chat import ChatState
 
 log = logging.getLogger(__name__)
 

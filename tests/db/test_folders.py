@@ -132,7 +132,7 @@ def test_an_unknown_section_is_an_error(session: Session, user: int) -> None:
 def test_sidebar_listing_groups_pins_folders_and_the_rest(session: Session, user: int) -> None:
     from agent_chat.db.folders import sidebar_listing
     from agent_chat.db.sessions import set_session_status
-    from agent_chat.rows import session_row
+    from agent_chat.display.rows import session_row
 
     work = create_folder(user_id=user, session=session, name="Work")
     empty = create_folder(user_id=user, session=session, name="Empty")

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from agent_chat.db.models import ModelConfig
-from agent_chat.usage import cost, money, tokens
+from agent_chat.display.usage import cost, money, tokens
 from tests.fakes.model_server import _words
 from tests.support.browser import new_chat, send
 from tests.support.stack import Stack, ensure_fake_model

@@ -19,11 +19,11 @@ import pytest
 from agent_chat import config
 from agent_chat.bridge.settings import BridgeSettings
 from agent_chat.config import load_settings
-from agent_chat.embedded import EmbeddedBridge
 from agent_chat.runs.asgi_stream import StreamingASGITransport
 from agent_chat.runs.bridge_watch import EMBEDDED_HINT
 from agent_chat.runs.client import BridgeClient, BridgeError
 from agent_chat.runs.consumer import BRIDGE_RESTARTED
+from agent_chat.runs.embedded import EmbeddedBridge
 from agent_chat.runs.storage import Storage
 from agent_chat.services.runtime import start_services, stop_services
 from tests.fakes.model_server import RunningFakeModel
@@ -134,7 +134,7 @@ def test_the_apps_variables_survive_hermes_env_file(tmp_path: Path) -> None:
         import logging, os
         logging.basicConfig(level=logging.INFO)
         from agent_chat.bridge.settings import BridgeSettings, prepare_hermes_home
-        from agent_chat.embedded import import_hermes
+        from agent_chat.runs.embedded import import_hermes
         prepare_hermes_home(BridgeSettings(hermes_home=__import__("pathlib").Path(os.environ["HERMES_HOME"])))
         print("restored", import_hermes())
         print("db", os.environ["AGENT_CHAT_DB_URL"])

@@ -14,9 +14,9 @@ import pytest
 from agent_chat.bridge.__main__ import token_refusal
 from agent_chat.bridge.app import create_app
 from agent_chat.bridge.settings import BridgeSettings
+from agent_chat.launch.serve import bridge_token, start_bridge
+from agent_chat.launch.supervisor import bridge_refusal
 from agent_chat.protocol.bridge_auth import proof_ok
-from agent_chat.serve import bridge_token, start_bridge
-from agent_chat.supervisor import bridge_refusal
 from tests.fakes.model_server import free_port, serve_in_thread
 from tests.support.http_stub import StubHandler, serving
 

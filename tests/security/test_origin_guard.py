@@ -1,5 +1,5 @@
 """The app's Host/Origin guard (agent_chat/auth/origins.py) and the shared allow-lists
-(agent_chat/hosts.py): a foreign page or a rebinding host name gets nothing, the app's own
+(agent_chat/common/hosts.py): a foreign page or a rebinding host name gets nothing, the app's own
 page and configured public origins get everything, pages carry the security headers."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from agent_chat.auth.origins import OriginGuard, allowed_from_environment
-from agent_chat.hosts import Allowed, host_name, normalize_origin
+from agent_chat.common.hosts import Allowed, host_name, normalize_origin
 
 reached: list[str] = []
 

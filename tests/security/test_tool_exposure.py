@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_chat.common.tool_profiles import exposure_problem, parse_profiles
 from agent_chat.config import load_settings
-from agent_chat.serve import admin_known
-from agent_chat.tool_profiles import exposure_problem, parse_profiles
+from agent_chat.launch.serve import admin_known
 
 
 def test_profiles_parse_in_order_and_unknown_names_are_errors() -> None:
@@ -73,7 +73,7 @@ def test_serve_refuses_to_start_workspace_on_all_interfaces_before_an_administra
     for name in ("AGENT_CHAT_PASSWORD", "AGENT_CHAT_ADMIN_USER", "AGENT_CHAT_ADMIN_PASSWORD"):
         env.pop(name, None)
     done = subprocess.run(
-        [sys.executable, "-m", "agent_chat.serve"],
+        [sys.executable, "-m", "agent_chat.launch.serve"],
         env=env,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""What a crash costs in the shape `./run.sh` starts (`python -m agent_chat.serve`: one app
+"""What a crash costs in the shape `./run.sh` starts (`python -m agent_chat.launch.serve`: one app
 process and one bridge under its supervisor), tried with real processes (issue 35 §2):
 
 - the bridge killed with SIGKILL mid-answer: the launcher starts it again, the answer ends
@@ -35,11 +35,11 @@ from tests.support.scaled import scaled_env
 
 @contextlib.contextmanager
 def _run_sh(tmp: Path, env: dict[str, str], port: int) -> Iterator[subprocess.Popen]:
-    """`python -m agent_chat.serve --port PORT` (what ./run.sh runs) until the block ends."""
+    """`python -m agent_chat.launch.serve --port PORT` (what ./run.sh runs) until the block ends."""
     log = tmp / f"serve-{time.monotonic_ns()}.log"
     with log.open("ab") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "agent_chat.serve", "--port", str(port)],
+            [sys.executable, "-m", "agent_chat.launch.serve", "--port", str(port)],
             cwd=ROOT,
             env=env,
             stdout=out,

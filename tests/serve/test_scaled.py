@@ -1,4 +1,4 @@
-"""`python -m agent_chat.serve --scaled` for real: PostgreSQL and Redis (Debian's, data in a
+"""`python -m agent_chat.launch.serve --scaled` for real: PostgreSQL and Redis (Debian's, data in a
 folder), two bridges, two Reflex web workers on one port. A chat through the HTTP API is
 answered; a Workspace command reaches no bridge's or app's environment and not Redis;
 SIGTERM stops every process it started (exit code 0); the data folder keeps the
@@ -17,8 +17,8 @@ import psutil
 from sqlalchemy import text
 
 from agent_chat.auth import COOKIE_NAME
-from agent_chat.data_servers import start_postgres
 from agent_chat.db.engine import make_engine
+from agent_chat.launch.data_servers import start_postgres
 from tests.fakes.model_server import running_fake_model
 from tests.support.accounts import ADMIN_PASSWORD, session_cookie
 from tests.support.api import ask, new_session, read_stream, start_run

@@ -1,4 +1,4 @@
-"""What `python -m agent_chat.serve` starts in each AGENT_CHAT_BRIDGE mode: external, the
+"""What `python -m agent_chat.launch.serve` starts in each AGENT_CHAT_BRIDGE mode: external, the
 bridge (or the one already running) and the app with the bridge's token; embedded, the app
 alone, with no token made and no supervisor. The processes are recorded, not started (the
 real embedded app is started by tests/e2e/test_29_embedded.py)."""
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_chat import serve
+from agent_chat.launch import serve
 
 
 class Recorded:

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_chat.serve import spawn_bridge, stop
-from agent_chat.supervisor import BridgeSupervisor, bridge_healthy
+from agent_chat.launch.serve import spawn_bridge, stop
+from agent_chat.launch.supervisor import BridgeSupervisor, bridge_healthy
 from tests.fakes.model_server import RunningFakeModel, free_port
 from tests.support.bridge import hermes_home
 

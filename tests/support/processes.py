@@ -1,6 +1,6 @@
 """Server processes for tests and benchmarks: start one with its output in a log file, wait
 until it answers over HTTP, stop it (terminate, then kill), the way `python -m
-agent_chat.serve` waits for and stops what it starts (its helpers do the work)."""
+agent_chat.launch.serve` waits for and stops what it starts (its helpers do the work)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_chat.serve import stop, wait_until_serving
+from agent_chat.launch.serve import stop, wait_until_serving
 from tests.fakes.model_server import free_port
 
 __all__ = [

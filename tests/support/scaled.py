@@ -1,4 +1,4 @@
-"""The scaled set-up (`python -m agent_chat.serve --scaled`, agent_chat/scaled.py) started for
+"""The scaled set-up (`python -m agent_chat.launch.serve --scaled`, agent_chat/launch/scaled.py) started for
 real by tests and benchmarks: on free ports, its data folder, its build folder and its hermes
 home in a temp folder, the scripted model as the initial default model, the stack's
 administrator (tests/support/accounts.py)."""
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 
-from agent_chat.data_servers import port_free
+from agent_chat.launch.data_servers import port_free
 from tests.support.accounts import ADMIN_ENV
 from tests.support.processes import ROOT, free_port, wait_http
 
@@ -130,10 +130,10 @@ def running_scaled(
     bridges: int = 2,
     timeout: float = 600,
 ) -> Iterator[Scaled]:
-    """`python -m agent_chat.serve --scaled` until the block ends (SIGTERM, then it must have
+    """`python -m agent_chat.launch.serve --scaled` until the block ends (SIGTERM, then it must have
     ended within 90 s); its output in `tmp/scaled.log`."""
     port, first_bridge = free_port(), free_ports_in_a_row(bridges)
-    cmd = [sys.executable, "-m", "agent_chat.serve", "--scaled", "--port", str(port)]
+    cmd = [sys.executable, "-m", "agent_chat.launch.serve", "--scaled", "--port", str(port)]
     cmd += ["--data", str(data or tmp / "data"), "--web-workers", str(web_workers)]
     cmd += ["--bridges", str(bridges), "--bridge-port", str(first_bridge)]
     cmd += ["--pg-port", str(free_port()), "--redis-port", str(free_port())]

@@ -7,7 +7,7 @@ build (tests/support/builds.py).
 long-term memory), so every file starts from the same place whatever ran before it.
 
 `running_stack(..., embedded=True)` starts the app with `AGENT_CHAT_BRIDGE=embedded` and no
-bridge process (the bridge runs inside the app, agent_chat/embedded.py);
+bridge process (the bridge runs inside the app, agent_chat/runs/embedded.py);
 `running_stack(..., bridge_of=other)` starts only an app (and a fake model), on `other`'s
 bridge: a file that needs the app with settings of its own, not a bridge of its own.
 """

@@ -1,9 +1,9 @@
-"""Token use and cost as the page shows them (agent_chat/usage.py)."""
+"""Token use and cost as the page shows them (agent_chat/display/usage.py)."""
 
 from __future__ import annotations
 
 from agent_chat.db.models import ChatMessage, ModelConfig
-from agent_chat.usage import answer_usage, conversation_meter, cost, tokens
+from agent_chat.display.usage import answer_usage, conversation_meter, cost, tokens
 
 
 def answer(input_tokens: int, output_tokens: int, model_id: int = 1) -> ChatMessage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agent_chat.bridge.truncation import cut_text
-from agent_chat.live.cut_json import loads_cut
+from agent_chat.display.cut_json import loads_cut
 
 RESULT = json.dumps(
     {

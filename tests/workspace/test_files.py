@@ -1,4 +1,4 @@
-"""Listing and previewing a conversation's workspace (agent_chat/workspaces.py): only the
+"""Listing and previewing a conversation's workspace (agent_chat/common/workspaces.py): only the
 regular files inside its own folder, whatever links or names say."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_chat.workspaces import (
+from agent_chat.common.workspaces import (
     IMAGE_PREVIEW_BYTES,
     list_files,
     open_inside,

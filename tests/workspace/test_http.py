@@ -8,6 +8,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -16,15 +17,16 @@ from fastapi import FastAPI
 from sqlalchemy import Engine
 from sqlmodel import select
 
+from agent_chat.api.workspace_files import FILE_CSP, workspace_router
 from agent_chat.auth import GateConfig, LoginGate
 from agent_chat.auth.origins import OriginGuard
+from agent_chat.common.hosts import Allowed
 from agent_chat.db import users
 from agent_chat.db.engine import open_session
 from agent_chat.db.models import ChatSession
 from agent_chat.db.sessions import create_session
-from agent_chat.hosts import Allowed
+from agent_chat.routes import file_url
 from agent_chat.runs.storage import Storage
-from agent_chat.workspace_http import FILE_CSP, file_url, workspace_router
 from tests.support.users import acting_as, default_owner
 from tests.support.workspaces import Workspaces
 
@@ -57,7 +59,9 @@ def api(engine: Engine, root: Path, *, gated: bool = False) -> Any:
     in front says)."""
     app = FastAPI()
     storage = Storage(engine)
-    app.include_router(workspace_router(lambda: storage, lambda: root))
+    # What the route reaches of the services (services/backend.py): the storage here.
+    backend = SimpleNamespace(storage=storage)
+    app.include_router(workspace_router(lambda: backend, lambda: root))
     return app if gated else acting_as(app, storage.call_sync(default_owner))
 
 

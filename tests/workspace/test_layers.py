@@ -7,13 +7,13 @@ import grimp
 import pytest
 
 PLAIN = [
-    "agent_chat.live.tool_views",
-    "agent_chat.live.diff_lines",
-    "agent_chat.live.cut_json",
-    "agent_chat.live.highlight",
-    "agent_chat.workspaces",
-    "agent_chat.workspace_view",
-    "agent_chat.workspace_http",
+    "agent_chat.display.tool_views",
+    "agent_chat.display.diff_lines",
+    "agent_chat.display.cut_json",
+    "agent_chat.display.highlight",
+    "agent_chat.common.workspaces",
+    "agent_chat.display.workspace_view",
+    "agent_chat.api.workspace_files",
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from agent_chat.workspaces import ensure_workspace, remove_workspace
+from agent_chat.common.workspaces import ensure_workspace, remove_workspace
 
 
 def test_the_folder_and_its_files_are_removed(tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_a_symlinked_folder_is_unlinked_not_followed(tmp_path: Path) -> None:
 
 
 def test_the_sandbox_home_goes_with_the_folder(tmp_path: Path) -> None:
-    from agent_chat.workspaces import SANDBOX_DIR
+    from agent_chat.common.workspaces import SANDBOX_DIR
 
     session = str(uuid.uuid4())
     ensure_workspace(tmp_path, session)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from agent_chat.live.feed import LiveFeed
+from agent_chat.display.feed import LiveFeed
+from agent_chat.display.rows import panel_fields, tool_row
 from agent_chat.protocol.events import EventType, RunEvent
 from agent_chat.protocol.log_codec import event_to_row, stored_event
 from agent_chat.protocol.reducer import replay
-from agent_chat.rows import panel_fields, tool_row
 
 WRITE = {"path": "notes.md", "content": "# Notes\n\nfirst\n"}
 WRITE_RESULT = json.dumps({"bytes_written": 16, "files_modified": ["/w/notes.md"]})

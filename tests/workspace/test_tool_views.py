@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from agent_chat.bridge.truncation import cut_args, cut_text
-from agent_chat.live.diff_lines import DIFF_LINES, EXCERPT_LINES
-from agent_chat.live.tool_views import ShapeCache, shape, shape_calls
+from agent_chat.display.diff_lines import DIFF_LINES, EXCERPT_LINES
+from agent_chat.display.tool_views import ShapeCache, shape, shape_calls
 from agent_chat.protocol.reducer import ToolCall
 
 # What hermes' tools returned (tools/terminal_tool.py, file_tools.py, code_execution_tool.py).

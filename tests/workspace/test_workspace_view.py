@@ -3,9 +3,9 @@ why they show less, URLs of the download route."""
 
 from __future__ import annotations
 
-from agent_chat.live.highlight import MAX_CHARS
-from agent_chat.workspace_view import ago, file_rows, human_size, preview_row
-from agent_chat.workspaces import FileEntry, Listing, Preview
+from agent_chat.common.workspaces import FileEntry, Listing, Preview
+from agent_chat.display.highlight import MAX_CHARS
+from agent_chat.display.workspace_view import ago, file_rows, human_size, preview_row
 
 UUID = "0b3c8a52-6a43-4b6f-9a53-1f0e6f3c2d11"
 NOW = 1_800_000_000.0
@@ -75,7 +75,7 @@ def test_an_image_preview_loads_inline_and_changes_url_when_the_file_does() -> N
 
 
 def test_the_button_shows_with_the_workspace_profile_or_an_existing_folder(tmp_path) -> None:
-    from agent_chat.workspace_view import workspace_available
+    from agent_chat.display.workspace_view import workspace_available
 
     root = {"AGENT_CHAT_WORKSPACES_DIR": str(tmp_path)}
     assert not workspace_available(UUID, {**root, "AGENT_CHAT_TOOL_PROFILES": "chat"})

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_chat.live.feed import LiveFeed, Patch
-from agent_chat.live.streams import answer_stream_id, thinking_stream_id
+from agent_chat.display.feed import LiveFeed, Patch
+from agent_chat.display.streams import answer_stream_id, thinking_stream_id
 from agent_chat.protocol.events import RunEvent
 from tests.support.js_store import JsPage, JsPages
 

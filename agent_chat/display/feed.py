@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_chat.live.streams import answer_stream_id, thinking_stream_id
-from agent_chat.live.tool_views import ShapeCache
+from agent_chat.display.rows import todo_rows, tool_rows
+from agent_chat.display.streams import answer_stream_id, thinking_stream_id
+from agent_chat.display.tool_views import ShapeCache
 from agent_chat.protocol.events import RunEvent, RunState
 from agent_chat.protocol.reducer import RunView, apply
-from agent_chat.rows import todo_rows, tool_rows
 
 
 def js_length(text: str) -> int:

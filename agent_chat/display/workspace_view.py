@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import TypedDict
 
-from agent_chat.live.highlight import Token, language_for, tokens
-from agent_chat.tool_profiles import WORKSPACE, enabled_profiles
-from agent_chat.workspace_http import file_url
-from agent_chat.workspaces import FileEntry, Listing, Preview, workspace_dir, workspaces_root
+from agent_chat.common.tool_profiles import WORKSPACE, enabled_profiles
+from agent_chat.common.workspaces import FileEntry, Listing, Preview, workspace_dir, workspaces_root
+from agent_chat.display.highlight import Token, language_for, tokens
+from agent_chat.routes import file_url
 
 _ICONS = (
     ({".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}, "file-image"),

@@ -24,22 +24,15 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import StreamingResponse
 
-from agent_chat.acting_user import Me
-from agent_chat.db import sessions
-from agent_chat.runs.storage import Storage
-from agent_chat.workspaces import IMAGE_TYPES, open_inside, workspaces_root
+from agent_chat.api.acting_user import Me
+from agent_chat.common.workspaces import IMAGE_TYPES, open_inside, workspaces_root
+from agent_chat.routes import WORKSPACE_FILE_API
+from agent_chat.services.backend import Backend
+from agent_chat.services.conversations import ConversationNotFound, conversation_for
 
-WORKSPACE_FILE_API = "/api/chat/sessions/{session_uuid}/workspace/{path:path}"
 CHUNK = 64 * 1024
 # A file is data, never a page of this origin: no script, no plugin, no form, no frame.
 FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
-
-
-def file_url(session_uuid: str, path: str, *, inline: bool = False, version: str = "") -> str:
-    """The URL of a workspace file (`version` busts the browser's cache of a preview)."""
-    url = f"/api/chat/sessions/{quote(session_uuid, safe='')}/workspace/{quote(path, safe='/')}"
-    query = [q for q in ("inline=1" if inline else "", f"v={version}" if version else "") if q]
-    return url + ("?" + "&".join(query) if query else "")
 
 
 def _disposition(kind: str, name: str) -> str:
@@ -70,10 +63,10 @@ def _chunks(handle: BinaryIO) -> Iterator[bytes]:
 
 
 def workspace_router(
-    get_storage: Callable[[], Storage], get_root: Callable[[], Path] = workspaces_root
+    get_backend: Callable[[], Backend], get_root: Callable[[], Path] = workspaces_root
 ) -> APIRouter:
-    """The route; `get_storage` and `get_root` are called per request (the app's storage
-    exists once its services started; tests give their own root)."""
+    """The route; `get_backend` and `get_root` are called per request (the app's services
+    exist once they started; tests give their own root)."""
     router = APIRouter(tags=["workspace"])
     not_found = HTTPException(status_code=404, detail="No such file in this conversation.")
 
@@ -85,9 +78,10 @@ def workspace_router(
     async def workspace_file(
         me: Me, session_uuid: str, path: str, inline: bool = Query(False)
     ) -> StreamingResponse:
-        chat = await get_storage().call(sessions.get_session, session_uuid=session_uuid, user_id=me)
-        if chat is None:
-            raise not_found
+        try:
+            await conversation_for(get_backend(), user_id=me, session_uuid=session_uuid)
+        except ConversationNotFound:
+            raise not_found from None
         try:
             fd, info = await asyncio.to_thread(open_inside, get_root(), session_uuid, path)
         except FileNotFoundError:

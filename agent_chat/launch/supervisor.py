@@ -25,7 +25,7 @@ import httpx
 
 from agent_chat.protocol.bridge_auth import proof_ok
 
-log = logging.getLogger("agent_chat.serve")
+log = logging.getLogger("agent_chat.launch.serve")
 
 
 def bridge_healthy(url: str, http: httpx.Client | None = None) -> bool:

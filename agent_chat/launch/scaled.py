@@ -1,7 +1,7 @@
-"""`python -m agent_chat.serve --scaled` (or `./run.sh --scaled`): the scaled set-up on one
+"""`python -m agent_chat.launch.serve --scaled` (or `./run.sh --scaled`): the scaled set-up on one
 machine, from one command.
 
-Starts, in this order: PostgreSQL and Redis (agent_chat/data_servers.py: Debian's servers,
+Starts, in this order: PostgreSQL and Redis (agent_chat/launch/data_servers.py: Debian's servers,
 data kept in `--data`, default `data/scaled/`), `--bridges` bridges (default 2, ports
 `--bridge-port`, +1, …, one random bearer token for all, each kept running by a
 `BridgeSupervisor`), and the web app with Reflex's several-worker mode: `reflex run --env
@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 from agent_chat.config import DATA_DIR, PROJECT_ROOT
-from agent_chat.data_servers import (
+from agent_chat.launch.data_servers import (
     Server,
     port_free,
     spawn,
@@ -44,16 +44,16 @@ from agent_chat.data_servers import (
     start_redis,
     stop_group,
 )
-from agent_chat.supervisor import BridgeSupervisor, bridge_healthy, bridge_refusal
+from agent_chat.launch.supervisor import BridgeSupervisor, bridge_healthy, bridge_refusal
 
-log = logging.getLogger("agent_chat.serve")
+log = logging.getLogger("agent_chat.launch.serve")
 # What the launcher decides itself, whatever the caller's environment says.
 _REPLACED = ("AGENT_CHAT_BRIDGE_URL", "AGENT_CHAT_BRIDGE_URLS", "AGENT_CHAT_DB_URL")
 
 
 def parse(argv: list[str] | None, default_port: int) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m agent_chat.serve --scaled",
+        prog="python -m agent_chat.launch.serve --scaled",
         description="The scaled set-up on one machine: PostgreSQL, Redis, several bridges "
         "and several web workers.",
     )

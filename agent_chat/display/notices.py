@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from agent_chat.rows import SessionRow
+from agent_chat.display.rows import SessionRow
 
 NEEDS_YOU = ("waiting", "unread")
 

@@ -10,8 +10,8 @@ from typing import Any, TypedDict
 
 from agent_chat.db.logs import RunStats
 from agent_chat.db.models import ChatMessage, ChatSession, ModelConfig
-from agent_chat.live.streams import final_stream_id
-from agent_chat.live.tool_views import GENERIC, ShapeCache, ToolView, shape
+from agent_chat.display.streams import final_stream_id
+from agent_chat.display.tool_views import GENERIC, ShapeCache, ToolView, shape
 from agent_chat.protocol.reducer import RunView, ToolCall
 from agent_chat.skills import Skill
 

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from agent_chat.live.cut_json import CUT_MARKER, loads_cut
-from agent_chat.live.diff_lines import (
+from agent_chat.display.cut_json import CUT_MARKER, loads_cut
+from agent_chat.display.diff_lines import (
     DiffLine,
     content_lines,
     cut_lines,
@@ -31,7 +31,7 @@ from agent_chat.live.diff_lines import (
     patch_text_lines,
     unified_lines,
 )
-from agent_chat.live.highlight import Token, tokens
+from agent_chat.display.highlight import Token, tokens
 from agent_chat.protocol.reducer import ToolCall
 
 GENERIC, TERMINAL, DIFF, READ, CODE = "generic", "terminal", "diff", "read", "code"

@@ -1,8 +1,8 @@
-"""`python -m agent_chat.serve`: start the bridge (unless one already answers) and the app.
+"""`python -m agent_chat.launch.serve`: start the bridge (unless one already answers) and the app.
 
 The bridge is a separate process so that restarting the web app does not kill running
 agents (DESIGN.md §1); this launcher only saves typing two commands. With
-`AGENT_CHAT_BRIDGE=embedded` the bridge runs inside the app (agent_chat/embedded.py): only
+`AGENT_CHAT_BRIDGE=embedded` the bridge runs inside the app (agent_chat/runs/embedded.py): only
 the app is started, and there is no bridge to supervise.
 """
 
@@ -21,12 +21,12 @@ from urllib.parse import urlparse
 
 import httpx
 
+from agent_chat.common.tool_profiles import exposure_problem
 from agent_chat.config import PROJECT_ROOT, Settings, load_settings
 from agent_chat.db import users
-from agent_chat.supervisor import BridgeSupervisor, bridge_healthy, bridge_refusal
-from agent_chat.tool_profiles import exposure_problem
+from agent_chat.launch.supervisor import BridgeSupervisor, bridge_healthy, bridge_refusal
 
-log = logging.getLogger("agent_chat.serve")
+log = logging.getLogger("agent_chat.launch.serve")
 
 
 def bridge_token(environ: MutableMapping[str, str]) -> str:
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     if problem:
         raise SystemExit(problem)
     if "--scaled" in argv:  # PostgreSQL, Redis, several bridges and web workers (scaled.py)
-        from agent_chat import scaled
+        from agent_chat.launch import scaled
 
         scaled.main(argv, settings.app_port, settings.app_host)
     parser = argparse.ArgumentParser(description="Run Agent Chat: the bridge and the web app.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_chat.live.notices import notices
+from agent_chat.display.notices import notices
 
 
 def row(uuid: str, state: str, title: str = "") -> dict:

@@ -1,4 +1,4 @@
-"""PostgreSQL and Redis for the scaled set-up on one machine (`agent_chat/scaled.py`): Debian's
+"""PostgreSQL and Redis for the scaled set-up on one machine (`agent_chat/launch/scaled.py`): Debian's
 `postgresql` and `redis-server` (installed with apt-get if missing, as scripts/postgres.sh and
 scripts/redis.sh do for the tests), run in the foreground as children of the launcher, their
 data kept in a folder across restarts (the test scripts' servers are throwaway: fsync off,
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-log = logging.getLogger("agent_chat.serve")
+log = logging.getLogger("agent_chat.launch.serve")
 DATABASE = "agent_chat"
 
 
