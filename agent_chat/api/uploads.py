@@ -16,10 +16,12 @@ from collections.abc import AsyncIterator
 from fastapi import Request
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import ClientDisconnect
 
 from agent_chat.api.errors import ApiError
 
 MAX_HEADER_BYTES = 4096
+CUT_OFF = "The upload was cut off before the file ended; nothing was kept."
 
 
 def _bad(message: str = "The body is not a valid multipart/form-data form.") -> ApiError:
@@ -95,6 +97,8 @@ class MultipartReader:
                 return None
             try:
                 chunk = await anext(self._stream)
+            except ClientDisconnect as exc:  # the store deletes what it had; nobody to answer
+                raise _bad(CUT_OFF) from exc
             except StopAsyncIteration:
                 self._ended = True
                 try:
@@ -124,4 +128,4 @@ class MultipartReader:
                 return
             if kind == "data" and value:
                 yield value  # type: ignore[misc]
-        raise _bad("The upload was cut off before the file ended; nothing was kept.")
+        raise _bad(CUT_OFF)

@@ -15,6 +15,7 @@ store fails (or the task is cancelled), none. The caller names the key (a random
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import AsyncIterable, AsyncIterator
 from functools import cache
 from typing import Any, Protocol
@@ -41,8 +42,11 @@ async def _pieces(chunks: AsyncIterable[bytes], size: int) -> AsyncIterator[byte
     async for chunk in chunks:
         buffer += chunk
         while len(buffer) >= size:
-            yield bytes(buffer[:size])
-            del buffer[:size]
+            with memoryview(buffer) as view:  # one copy of the piece, not two
+                piece = bytes(view[:size])
+                buffer = bytearray(view[size:])  # the old buffer's memory goes now
+            yield piece
+            del piece  # held only by the consumer, until it is done with it
     if buffer:
         yield bytes(buffer)
 
@@ -56,6 +60,7 @@ class DatabaseStore:
             seq = 0
             async for piece in _pieces(chunks, CHUNK_BYTES):
                 await self.storage.call(rows.put_chunk, storage_key=key, seq=seq, data=piece)
+                del piece  # not held while the next chunk is gathered
                 seq += 1
         except BaseException:
             await asyncio.shield(self.delete(key))
@@ -104,15 +109,20 @@ class S3Store:
             async for piece in _pieces(chunks, PART_BYTES):
                 if upload_id is None:
                     if len(piece) < PART_BYTES:  # the whole file in one piece
-                        await self._call("put_object", Key=name, Body=piece)
+                        await self._call("put_object", Key=name, Body=io.BytesIO(piece))
                         return
                     started = await self._call("create_multipart_upload", Key=name)
                     upload_id = started["UploadId"]
                 number = len(parts) + 1
                 done = await self._call(
-                    "upload_part", Key=name, UploadId=upload_id, PartNumber=number, Body=piece
+                    "upload_part",
+                    Key=name,
+                    UploadId=upload_id,
+                    PartNumber=number,
+                    Body=io.BytesIO(piece),
                 )
                 parts.append({"PartNumber": number, "ETag": done["ETag"]})
+                del piece  # not held while the next part is gathered
             if upload_id is None:  # no bytes at all (the service refuses those first)
                 await self._call("put_object", Key=name, Body=b"")
                 return
