@@ -49,7 +49,7 @@ async def phase(svc, s: h.Stack, runs: int, message: str) -> dict:
     started = await asyncio.gather(
         *(svc.runs.send(user_id=h.BENCH_OWNER, session_uuid=u, text=message) for u in uuids)
     )
-    while any(svc.runs.live(r.run_id) for r in started):
+    while any(svc.runs.consumed.get(r.run_id) for r in started):
         await svc.runs.wait_activity(0.5)  # set when a run ends
     wall = time.perf_counter() - t0
     cpu, bridge_cpu = own_cpu() - cpu0, h.tree_cpu(s.bridge_pid) - bridge0

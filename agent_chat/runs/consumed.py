@@ -9,33 +9,33 @@ from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from agent_chat.db import turns
-from agent_chat.runs.consumer import LiveRun
+from agent_chat.runs.consumer import ConsumedRun
 from agent_chat.runs.rules import RunRefused
 
 
 class ConsumedRuns:
     def __init__(self) -> None:
-        self._runs: dict[str, LiveRun] = {}
+        self._runs: dict[str, ConsumedRun] = {}
 
-    def add(self, live: LiveRun) -> None:
+    def add(self, live: ConsumedRun) -> None:
         self._runs[live.run_id] = live
 
     def forget(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
 
-    def get(self, run_id: str | None) -> LiveRun | None:
+    def get(self, run_id: str | None) -> ConsumedRun | None:
         return self._runs.get(run_id) if run_id else None
 
     def __contains__(self, run_id: object) -> bool:
         return run_id in self._runs
 
-    def __iter__(self) -> Iterator[LiveRun]:
+    def __iter__(self) -> Iterator[ConsumedRun]:
         return iter(list(self._runs.values()))
 
-    def for_session(self, session_uuid: str) -> LiveRun | None:
+    def for_session(self, session_uuid: str) -> ConsumedRun | None:
         return next((r for r in self._runs.values() if r.session_uuid == session_uuid), None)
 
-    def in_conversation(self, session_uuid: str, user_id: int) -> LiveRun | None:
+    def in_conversation(self, session_uuid: str, user_id: int) -> ConsumedRun | None:
         """The conversation's run consumed here; another person's conversation is refused
         as missing (before "it is running" could tell that it exists)."""
         live = self.for_session(session_uuid)

@@ -53,7 +53,7 @@ BRIDGE_LOST = (
 
 
 @dataclass
-class LiveRun:
+class ConsumedRun:
     """A run the app is following."""
 
     run_id: str
@@ -81,9 +81,9 @@ class Consumer:
         bridges: BridgeSet,
         bus: RunBus,
         lock: asyncio.Lock,
-        forget: Callable[[LiveRun], None],
-        give_back: Callable[[LiveRun], None],
-        on_finished: Callable[[LiveRun, MessageStatus], None] = lambda live, status: None,
+        forget: Callable[[ConsumedRun], None],
+        give_back: Callable[[ConsumedRun], None],
+        on_finished: Callable[[ConsumedRun, MessageStatus], None] = lambda live, status: None,
     ) -> None:
         self.storage = storage
         self.bridges = bridges
@@ -95,7 +95,7 @@ class Consumer:
         self._on_finished = on_finished  # e.g. sends the conversation's next queued message
         self.db_retry_s = 300.0  # how long a write waits out an unwritable database
 
-    async def consume(self, live: LiveRun) -> None:
+    async def consume(self, live: ConsumedRun) -> None:
         client = self.bridges.client(live.bridge_url)
         try:
             async for event in client.events(
@@ -124,12 +124,12 @@ class Consumer:
                 error=f"Internal error while following the run: {exc}",
             )
 
-    def _publish_link(self, live: LiveRun, connected: bool) -> None:
+    def _publish_link(self, live: ConsumedRun, connected: bool) -> None:
         event = RunEvent(seq=0, type=EventType.BRIDGE_LINK, data={"connected": connected})
         live.view = apply(live.view, event.as_dict())
         self.bus.publish(live.run_id, event)
 
-    async def on_event(self, live: LiveRun, event: RunEvent) -> None:
+    async def on_event(self, live: ConsumedRun, event: RunEvent) -> None:
         was = live.session_state
         live.view = apply(live.view, event.as_dict())
         self.writer.add(live.message_id, event_to_row(event.type, event.seq, event.data))
@@ -169,7 +169,7 @@ class Consumer:
             log.exception("log flush failed; the writer retries in the background")
 
     async def finish(
-        self, live: LiveRun, *, status: MessageStatus, error: str | None = None
+        self, live: ConsumedRun, *, status: MessageStatus, error: str | None = None
     ) -> None:
         """Store the outcome once, then end the run's channel and tell every reader."""
         if error and not live.view.finished:

@@ -50,7 +50,7 @@ class Lease(Protocol):
 
 class RunLeases(Protocol):
     # True when several workers share the runs: the manager then watches for runs to take over.
-    shared: bool
+    several_workers: bool
 
     async def acquire(self, run_id: str) -> Lease | None: ...
 
@@ -65,7 +65,7 @@ class LocalLease:
 
 
 class LocalLeases:
-    shared = False
+    several_workers = False
 
     async def acquire(self, run_id: str) -> LocalLease:
         return LocalLease(run_id)
@@ -119,7 +119,7 @@ class RedisLease:
 
 
 class RedisLeases:
-    shared = True
+    several_workers = True
 
     def __init__(self, client: Redis, *, owner: str, prefix: str, ttl_s: float) -> None:
         self.client = client

@@ -35,9 +35,9 @@ from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
 from agent_chat.runs.bus import LocalRunBus, RunBus, SessionChange
 from agent_chat.runs.client import BridgeClient, BridgeError
 from agent_chat.runs.consumed import BackgroundTasks, ConsumedRuns
-from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, Consumer, LiveRun
+from agent_chat.runs.consumer import BRIDGE_RESTARTED, FINAL_STATUS, ConsumedRun, Consumer
 from agent_chat.runs.leases import HeldLeases, Lease, LeaseUnavailable, LocalLeases, RunLeases
-from agent_chat.runs.memory_handover import SharedMemoryHandover
+from agent_chat.runs.memory_handover import MemoryHandover
 from agent_chat.runs.placement import start_on_a_bridge
 from agent_chat.runs.queueing import AgentPreparer, MessageQueue
 from agent_chat.runs.rules import RunRefused, StartedRun, check_text, store_or_refuse
@@ -47,7 +47,14 @@ from agent_chat.runs.storage import Storage
 from agent_chat.runs.takeover import TakeoverWatch
 from agent_chat.skills import skill_prompt
 
-__all__ = ["BRIDGE_RESTARTED", "LiveRun", "RunManager", "RunRefused", "StartedRun", "UnknownRun"]
+__all__ = [
+    "BRIDGE_RESTARTED",
+    "ConsumedRun",
+    "RunManager",
+    "RunRefused",
+    "StartedRun",
+    "UnknownRun",
+]
 
 log = logging.getLogger(__name__)
 CLOSE_WAIT_S = 10.0  # how long close() waits for the cancelled run tasks
@@ -82,13 +89,18 @@ class RunManager:
         self.recheck_bridges: Callable[[], Awaitable[Any]] | None = None
         self.bus: RunBus = bus or LocalRunBus()
         self.leases = HeldLeases(leases or LocalLeases())  # one consumer per run
-        self.shared = self.leases.leases.shared  # several workers: runs may be another's
+        self.several_workers = (
+            self.leases.leases.several_workers
+        )  # several workers: runs may be another's
         self.consumed = ConsumedRuns()
         self.background = BackgroundTasks()
         self._lock = asyncio.Lock()
-        self.shared_memory = SharedMemoryHandover(storage=storage, client=self.client)
+        self.memory_handover = MemoryHandover(storage=storage, client=self.client)
         self.reads = RunReads(
-            storage=storage, bus=self.bus, consumed=self.consumed, shared=self.shared
+            storage=storage,
+            bus=self.bus,
+            consumed=self.consumed,
+            several_workers=self.several_workers,
         )
         limit = settings.max_message_chars
         self.queued = MessageQueue(
@@ -122,7 +134,7 @@ class RunManager:
             storage=storage,
             bridges=bridges,
             reads=self.reads,
-            shared_memory=self.shared_memory,
+            memory_handover=self.memory_handover,
             background=self.background,
         )
         self.writer = self.consumer.writer
@@ -132,8 +144,6 @@ class RunManager:
             reattach=self._reattach,
         )
         # The collaborators' calls, on the manager: the one object services/backend.py names.
-        self.live = self.reads.live
-        self.live_for_session = self.reads.live_for_session
         self.running_in = self.reads.running_in
         self.run_state = self.reads.run_state
         self.session_states = self.reads.session_states
@@ -155,7 +165,7 @@ class RunManager:
         self.writer.start()
         for message in await self.storage.call(messages.running_messages):
             await self._reattach(message)
-        if self.leases.leases.shared:
+        if self.leases.leases.several_workers:
             self.takeover.start()
 
     async def close(self) -> None:
@@ -219,7 +229,7 @@ class RunManager:
         return await self._start(plan)
 
     async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
-        await self.shared_memory.ensure()  # a pre-accounts memory goes to the first admin
+        await self.memory_handover.ensure()  # a pre-accounts memory goes to the first admin
         async with self._lock:
             if self.consumed.in_conversation(plan.session_uuid, plan.owner_id):
                 raise RunRefused(STILL_RUNNING, RUN_ACTIVE)
@@ -234,7 +244,7 @@ class RunManager:
             plan = replace(
                 plan,
                 enabled_profiles=self.settings.tool_profiles,
-                max_active_runs=limit if self.shared else None,
+                max_active_runs=limit if self.several_workers else None,
             )
             # The conversation's last run's bridge, before this turn adds an unpinned one.
             last_bridge = await self.storage.call(
@@ -258,7 +268,7 @@ class RunManager:
                     "The message could not be saved (the database is not writable right now), "
                     "so nothing was sent. Try again in a moment."
                 ) from exc
-            live = LiveRun(
+            live = ConsumedRun(
                 run_id,
                 prepared.assistant_id,
                 prepared.chat_session_id,
@@ -309,7 +319,7 @@ class RunManager:
         return started
 
     def _follow(
-        self, live: LiveRun, history: list[RunEvent] | None = None, *, lease: Lease
+        self, live: ConsumedRun, history: list[RunEvent] | None = None, *, lease: Lease
     ) -> None:
         """Register the run and open its channel (readers may subscribe from now on)."""
         self.consumed.add(live)
@@ -338,7 +348,9 @@ class RunManager:
             turns.session_and_owner, chat_session_id=message.session_id
         )
         view = replay([e.as_dict() for e in history])
-        live = LiveRun(message.run_id, message.id, message.session_id, session_uuid, owner_id, view)
+        live = ConsumedRun(
+            message.run_id, message.id, message.session_id, session_uuid, owner_id, view
+        )
         live.bridge_url = message.bridge_url  # the run's bridge, as pinned when it started
         self._follow(live, history, lease=lease)
         if live.view.finished:
@@ -357,7 +369,7 @@ class RunManager:
         except LeaseUnavailable as exc:
             raise RunRefused(f"Nothing was sent: {exc}") from exc
 
-    def _lost(self, live: LiveRun) -> None:
+    def _lost(self, live: ConsumedRun) -> None:
         """Another worker took the run over (this one stalled): stop, finish nothing."""
         self.consumed.forget(live.run_id)
         self.leases.drop(live.run_id)

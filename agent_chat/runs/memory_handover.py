@@ -20,7 +20,7 @@ from agent_chat.runs.storage import Storage
 log = logging.getLogger(__name__)
 
 
-class SharedMemoryHandover:
+class MemoryHandover:
     def __init__(self, *, storage: Storage, client: BridgeClient) -> None:
         self.storage = storage
         self.client = client

@@ -19,8 +19,8 @@ from agent_chat.runs.bridges import BridgeSet, NoHealthyBridge
 from agent_chat.runs.bus import RunBus, SessionChange
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.consumed import BackgroundTasks
-from agent_chat.runs.consumer import LiveRun
-from agent_chat.runs.memory_handover import SharedMemoryHandover
+from agent_chat.runs.consumer import ConsumedRun
+from agent_chat.runs.memory_handover import MemoryHandover
 from agent_chat.runs.rules import RunRefused, StartedRun, check_text, store_or_refuse
 from agent_chat.runs.run_reads import RunReads
 from agent_chat.runs.storage import Storage
@@ -36,14 +36,14 @@ class AgentPreparer:
         storage: Storage,
         bridges: BridgeSet,
         reads: RunReads,
-        shared_memory: SharedMemoryHandover,
+        memory_handover: MemoryHandover,
         background: BackgroundTasks,
     ) -> None:
         self._settings = settings
         self._storage = storage
         self._bridges = bridges
         self._reads = reads
-        self._shared_memory = shared_memory
+        self._shared_memory = memory_handover
         self._background = background
 
     def prepare(
@@ -136,7 +136,7 @@ class MessageQueue:
         self._bus.publish_session(change)  # tabs show it
         return None
 
-    def send_next(self, live: LiveRun, status: MessageStatus) -> None:
+    def send_next(self, live: ConsumedRun, status: MessageStatus) -> None:
         """A run ended (the consumer's `on_finished`): the conversation's next queued
         message goes, unless the person stopped the run (they took control)."""
         if status == MessageStatus.STOPPED or live.owner_id is None:

@@ -13,7 +13,7 @@ from agent_chat.db.models import MessageStatus
 from agent_chat.runs.bridges import BridgeSet
 from agent_chat.runs.client import BridgeClient, BridgeUnavailable, RunNotFound
 from agent_chat.runs.consumed import ConsumedRuns
-from agent_chat.runs.consumer import BRIDGE_RESTARTED, Consumer, LiveRun
+from agent_chat.runs.consumer import BRIDGE_RESTARTED, ConsumedRun, Consumer
 from agent_chat.runs.rules import RunRefused, check_text, store_or_refuse
 from agent_chat.runs.run_reads import RunReads
 from agent_chat.runs.storage import Storage
@@ -81,7 +81,7 @@ class RunCommands:
                 turns.mark_reset,
                 session_uuid=session_uuid,
                 user_id=user_id,
-                check_running=self._reads.shared,  # another worker's run counts too
+                check_running=self._reads.several_workers,  # another worker's run counts too
             )
         holder = self._bridges.holder(last_bridge=last_bridge, hermes_session=old_hermes_session)
         try:
@@ -90,7 +90,7 @@ class RunCommands:
             # The new hermes session id already gives the next run a fresh agent.
             log.warning("bridge unreachable on reset of %s; using a new agent", session_uuid)
 
-    async def _bridge_of(self, run_id: str, live: LiveRun | None) -> BridgeClient:
+    async def _bridge_of(self, run_id: str, live: ConsumedRun | None) -> BridgeClient:
         """The client of the bridge the run is pinned to (from the database when another
         worker consumes it)."""
         if live is not None:

@@ -3,7 +3,7 @@ manager's own checks, and following one run (`subscribe`) or a person's run stat
 (`session_changes`).
 
 One worker (no Redis) knows every run in its memory: the reads cost nothing. With several
-workers (`shared`) a run may be consumed by any of them, so the reads ask the database
+workers (`several_workers`) a run may be consumed by any of them, so the reads ask the database
 (db/running.py: RUNNING answers, waiting with an unanswered pause), the one truth they all
 share; a run consumed here is known from memory first.
 """
@@ -14,7 +14,7 @@ from agent_chat.db import messages, running
 from agent_chat.db.running import RunningRun
 from agent_chat.runs.bus import RunBus, SessionChanges
 from agent_chat.runs.consumed import ConsumedRuns
-from agent_chat.runs.consumer import LiveRun
+from agent_chat.runs.consumer import ConsumedRun
 from agent_chat.runs.replay import StoredReplay
 from agent_chat.runs.storage import Storage
 
@@ -26,7 +26,7 @@ class UnknownRun(LookupError):
         super().__init__(f"There is no run {run_id!r}.")
 
 
-def going(live: LiveRun) -> RunningRun:
+def going(live: ConsumedRun) -> RunningRun:
     """A run consumed here, as the database would describe it."""
     return RunningRun(
         live.run_id,
@@ -40,32 +40,23 @@ def going(live: LiveRun) -> RunningRun:
 
 class RunReads:
     def __init__(
-        self, *, storage: Storage, bus: RunBus, consumed: ConsumedRuns, shared: bool
+        self, *, storage: Storage, bus: RunBus, consumed: ConsumedRuns, several_workers: bool
     ) -> None:
         self._storage = storage
         self._bus = bus
         self._consumed = consumed
         # Several workers: runs may be consumed by another process (leases in Redis).
-        self.shared = shared
-
-    # ---- this process's runs (the manager's own bookkeeping) ----------------------------
-
-    def live(self, run_id: str | None) -> LiveRun | None:
-        """The run if this process consumes it (not: whether it goes on; see `run_state`)."""
-        return self._consumed.get(run_id)
-
-    def live_for_session(self, session_uuid: str) -> LiveRun | None:
-        return self._consumed.for_session(session_uuid)
+        self.several_workers = several_workers
 
     # ---- runs going on, on any worker ----------------------------------------------------
 
     async def running_in(self, session_uuid: str, *, user_id: int) -> RunningRun | None:
         """The run going on in `user_id`'s conversation, whichever worker consumes it; None
         when there is none (or the conversation is not theirs)."""
-        live = self.live_for_session(session_uuid)
+        live = self._consumed.for_session(session_uuid)
         if live is not None:
             return going(live) if live.owner_id == user_id else None
-        if not self.shared:
+        if not self.several_workers:
             return None
         found = await self._storage.call(
             running.running_runs, user_id=user_id, session_uuid=session_uuid
@@ -74,7 +65,7 @@ class RunReads:
 
     async def session_states(self, *, user_id: int) -> dict[str, str]:
         """session_uuid -> "running" | "waiting" for `user_id`'s runs going on."""
-        if not self.shared:
+        if not self.several_workers:
             return {
                 r.session_uuid: r.session_state for r in self._consumed if r.owner_id == user_id
             }
@@ -86,7 +77,7 @@ class RunReads:
         live = self._consumed.get(run_id)
         if live is not None:
             return live.session_state if live.owner_id == user_id else ""
-        if not self.shared:
+        if not self.several_workers:
             return ""
         found = await self._storage.call(running.running_runs, user_id=user_id, run_id=run_id)
         return found[0].state if found else ""
@@ -111,7 +102,7 @@ class RunReads:
         done); other people's never reach it, on any bus."""
         return self._bus.session_changes(user_id)
 
-    async def owned(self, run_id: str, user_id: int) -> LiveRun | None:
+    async def owned(self, run_id: str, user_id: int) -> ConsumedRun | None:
         """The run consumed here if it is `user_id`'s; None when it is theirs but not
         consumed here (finished, or another worker's); `UnknownRun` when unknown or another's."""
         live = self._consumed.get(run_id)

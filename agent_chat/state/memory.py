@@ -211,7 +211,7 @@ class MemoryState(AppState):
             long_term_error = SIGNED_OUT
         else:
             try:
-                await svc.runs.shared_memory.ensure()  # an old install's memory: its admin's
+                await svc.runs.memory_handover.ensure()  # an old install's memory: its admin's
                 long_term = await svc.bridge.get_memory(user_id=me)
             except BridgeError as exc:
                 long_term_error = (

@@ -75,7 +75,7 @@ async def test_an_approval_is_recorded_answered_and_kept_across_an_app_restart(
     # The app restarts while the approval waits: the new one re-attaches and shows it.
     await first.close()
     second = await make_manager(bridge.base_url, tool_profiles=PROFILES)
-    live = second.live_for_session(chat)
+    live = second.consumed.for_session(chat)
     assert live is not None
     await wait_for(lambda: live.view.clarify is not None)
     assert live.view.clarify.kind == "approval" and live.view.clarify.question == "rm -rf victim"

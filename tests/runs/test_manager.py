@@ -67,8 +67,8 @@ async def test_send_completes_with_the_answer_usage_title_and_every_event_logged
     assert live.view.state == "succeeded"
     assert_every_seq_once(storage, answer.id, live.view.last_seq)
     assert stored_view(storage, answer.id) == live.view
-    assert manager.live(started.run_id) is None  # no longer followed
-    assert manager.live_for_session(chat) is None
+    assert manager.consumed.get(started.run_id) is None  # no longer followed
+    assert manager.consumed.for_session(chat) is None
 
 
 async def test_second_turn_sends_the_first_as_history(
@@ -184,7 +184,7 @@ async def test_a_run_waiting_for_an_answer_does_not_count_toward_the_cap(
     manager = await make_manager(bridge.base_url, max_active_runs=1)
     waiting, other = new_chat(storage), new_chat(storage)
     asked = await manager.send(session_uuid=waiting, text="ask me", user_id=user)
-    await wait_for(lambda: manager.live(asked.run_id).view.state == "waiting_input")
+    await wait_for(lambda: manager.consumed.get(asked.run_id).view.state == "waiting_input")
     started = await manager.send(session_uuid=other, text="hello", user_id=user)
     await run_to_end(manager, started.run_id)
     await manager.stop(asked.run_id, user_id=user)
@@ -228,7 +228,7 @@ async def test_bridge_down_at_send_fails_the_answer_and_keeps_the_question(
     assert "not reachable" in answer.error and url in answer.error
     question = message(storage, started.user_message_id)
     assert (question.content, question.status) == ("hello", "SENT")
-    assert manager.live_for_session(chat) is None  # the session can send again
+    assert manager.consumed.for_session(chat) is None  # the session can send again
 
 
 # ---- questions, stop -------------------------------------------------------------------------
@@ -253,7 +253,7 @@ async def test_a_question_is_recorded_answered_and_the_run_completes(
     pause = open_pause()
     assert pause.status == PauseStatus.UNANSWERED.value
     assert pause.question == "Which color do you prefer?"
-    live = manager.live(started.run_id)
+    live = manager.consumed.get(started.run_id)
     assert live.view.state == "waiting_input" and live.view.clarify is not None
     assert await manager.session_states(user_id=user) == {chat: "waiting"}
     # The question's log rows are flushed at once, not after 200 ms or 50 rows: a reload
@@ -292,7 +292,7 @@ async def test_stop_during_a_slow_run_keeps_the_partial_answer(
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     started = await manager.send(session_uuid=chat, text="slow please", user_id=user)
-    live = manager.live(started.run_id)
+    live = manager.consumed.get(started.run_id)
     await wait_for(lambda: "word3 " in live.view.answer)
     await manager.stop(started.run_id, user_id=user)
     live = await run_to_end(manager, started.run_id)
@@ -336,7 +336,7 @@ async def test_a_restarted_app_reattaches_and_loses_no_event(
     first = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     started = await first.send(session_uuid=chat, text="long 60 delay=0.05", user_id=user)
-    live = first.live(started.run_id)
+    live = first.consumed.get(started.run_id)
     await wait_for(lambda: "word5 " in live.view.answer)
     await first.close()  # the app stops; the run goes on in the bridge
     before = stored_seqs(storage, started.assistant_message_id)
@@ -344,7 +344,7 @@ async def test_a_restarted_app_reattaches_and_loses_no_event(
     assert message(storage, started.assistant_message_id).status == "RUNNING"
 
     second = await make_manager(bridge.base_url)  # start() re-attaches
-    assert second.live_for_session(chat) is not None
+    assert second.consumed.for_session(chat) is not None
     live = await run_to_end(second, started.run_id)
 
     done = message(storage, started.assistant_message_id)
@@ -390,7 +390,7 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
     first = await make_manager(old_bridge.base_url)
     chat = new_chat(storage)
     started = await first.send(session_uuid=chat, text="slow please", user_id=user)
-    live = first.live(started.run_id)
+    live = first.consumed.get(started.run_id)
     await wait_for(lambda: "word3 " in live.view.answer)
     await first.close()
     kept = stored_seqs(storage, started.assistant_message_id)
@@ -408,7 +408,7 @@ async def test_a_run_the_bridge_forgot_fails_with_the_restart_sentence_and_keeps
     assert stored_seqs(storage, failed.id) == [*kept, len(kept) + 1]
     ending = stored_view(storage, failed.id)
     assert ending.state == "failed" and ending.error == BRIDGE_RESTARTED
-    assert second.live_for_session(chat) is None
+    assert second.consumed.for_session(chat) is None
     old = BridgeClient(old_bridge.base_url)
     try:
         await old.stop(started.run_id)

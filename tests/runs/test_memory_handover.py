@@ -60,8 +60,8 @@ async def test_the_shared_memory_becomes_the_first_administrators_at_first_use(
         member_memory = await manager.client.get_memory(user_id=member)
         # A second app process (or a restart) asks again: nothing changes.
         again = await make_manager(bridge.base_url)
-        await again.shared_memory.ensure()
-    assert manager.shared_memory.done and again.shared_memory.done
+        await again.memory_handover.ensure()
+    assert manager.memory_handover.done and again.memory_handover.done
     assert OLD_FACT in admin_memory["user"] and member_memory["user"] == ""
     assert OLD_FACT in admin_prompt and OLD_FACT not in member_prompt
     marker = json.loads((old / "memories" / ".claimed").read_text("utf-8"))

@@ -51,7 +51,7 @@ async def _fails_then_recovers(
     assert (view.state, view.error) == ("failed", error)
     question = message(storage, started.user_message_id)
     assert (question.content, question.status) == (text, "SENT")
-    assert manager.live_for_session(chat) is None
+    assert manager.consumed.for_session(chat) is None
 
     again = await manager.send(
         session_uuid=chat,

@@ -37,7 +37,7 @@ async def test_two_runs_in_different_sessions_interleave_without_crossing(
         *(manager.send(session_uuid=uuid, text=text, user_id=user) for uuid, text in texts.items())
     )
     assert len({s.run_id for s in started}) == 2
-    both_live = [manager.live(s.run_id) for s in started]
+    both_live = [manager.consumed.get(s.run_id) for s in started]
     assert all(live is not None for live in both_live)
     answers = [await finished(storage, s.assistant_message_id) for s in started]
     for answer, text, run in zip(answers, texts.values(), both_live, strict=True):
@@ -60,7 +60,7 @@ async def test_bridge_killed_mid_run_fails_the_answer_keeps_its_logs_and_the_ses
         started = await manager.send(
             session_uuid=session_uuid, text="long 400 delay=0.02", user_id=user
         )
-        live = manager.live(started.run_id)
+        live = manager.consumed.get(started.run_id)
         deadline = asyncio.get_running_loop().time() + 30
         while live.view.answer.count("word") < 20:
             assert asyncio.get_running_loop().time() < deadline
@@ -75,7 +75,7 @@ async def test_bridge_killed_mid_run_fails_the_answer_keeps_its_logs_and_the_ses
         seqs = stored_seqs(storage, answer.id)
         assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 20  # kept, no gaps
         # The session can be used again.
-        await wait_for(lambda: manager.live_for_session(session_uuid) is None)
+        await wait_for(lambda: manager.consumed.for_session(session_uuid) is None)
     finally:
         if process.poll() is None:
             process.kill()

@@ -76,7 +76,7 @@ async def test_guidance_reaches_the_working_agent(
     manager = await make_manager(bridge.base_url)
     chat = new_chat(storage)
     started = await manager.send(session_uuid=chat, text="ask me", user_id=user)
-    live = manager.live(started.run_id)
+    live = manager.consumed.get(started.run_id)
     await wait_for(lambda: live.view.clarify is not None)
     await manager.steer(started.run_id, "Pick the warmest one.", user_id=user)
     await manager.answer(started.run_id, live.view.clarify.clarify_id, "red", user_id=user)

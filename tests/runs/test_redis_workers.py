@@ -80,7 +80,7 @@ async def test_a_reader_on_another_worker_follows_the_run_once(
     view = replay([e.as_dict() for e in events])
     assert view.state == "succeeded" and view.answer.startswith("word1 word2")
     assert len(view.answer.split()) == 60
-    assert two.live(started.run_id) is None  # worker two never consumed it
+    assert two.consumed.get(started.run_id) is None  # worker two never consumed it
     assert_every_seq_once(storage, started.assistant_message_id, seqs[-1])
     # Later readers on either worker, from any seq: the stream outlives the run.
     tail = await _read_all(await two.subscribe(started.run_id, after_seq=10, user_id=user))
@@ -113,7 +113,7 @@ async def test_a_run_that_finishes_while_a_takeover_looks_is_not_taken_over(
         patch.setattr(messages, "running_messages", lambda *, session: [listed])
         await two.takeover.check()
     await _bus(two).flush()
-    assert two.live(started.run_id) is None
+    assert two.consumed.get(started.run_id) is None
     assert _bus(two).appends_refused == 0
     again = message(storage, started.assistant_message_id)  # finished once, by one
     assert (again.status, again.content) == (done.status, done.content)
@@ -165,15 +165,15 @@ async def test_exactly_one_worker_consumes_a_run(
     await asyncio.sleep(3 * LEASE_S)  # renewed meanwhile: never free for a takeover
     await two.takeover.check()
     three = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)  # starts re-attaching
-    assert two.live(started.run_id) is None and three.live(started.run_id) is None
-    assert one.live(started.run_id) is not None
+    assert two.consumed.get(started.run_id) is None and three.consumed.get(started.run_id) is None
+    assert one.consumed.get(started.run_id) is not None
     holder = await one.leases.leases.holder(started.run_id)
     assert holder == one.leases.leases.owner
     done = await finished(storage, started.assistant_message_id)
     assert done.status == MessageStatus.SUCCESS
     seqs = _numbered(await _read_all(await three.subscribe(started.run_id, user_id=user)))
     assert_every_seq_once(storage, started.assistant_message_id, seqs[-1])
-    await wait_for(lambda: one.live(started.run_id) is None)
+    await wait_for(lambda: one.consumed.get(started.run_id) is None)
     await asyncio.sleep(0.2)  # the release runs in the background
     assert await one.leases.leases.holder(started.run_id) is None  # given back at the end
 
@@ -199,7 +199,7 @@ async def test_a_run_whose_lease_is_lost_is_given_up_and_taken_over(
     key = one.leases.leases.key(started.run_id)
     async with Redis.from_url(redis_url, decode_responses=True) as admin:
         await admin.set(key, "a-stalled-worker-s-successor", px=int(LEASE_S * 1000))
-    await wait_for(lambda: one.live(started.run_id) is None, timeout=3 * LEASE_S)
+    await wait_for(lambda: one.consumed.get(started.run_id) is None, timeout=3 * LEASE_S)
     done = await finished(storage, started.assistant_message_id, timeout=60)
     assert done.status == MessageStatus.SUCCESS
     assert len(done.content.split()) == 150
@@ -248,11 +248,11 @@ async def test_kill_9_of_the_consuming_worker_another_takes_the_run_over(
     try:
         reader = asyncio.create_task(_read_all(await two.subscribe(run["run_id"], user_id=user)))
         await wait_for(lambda: len(stored_seqs(storage, run["message_id"])) > 10)
-        assert two.live(run["run_id"]) is None  # the worker process consumes it
+        assert two.consumed.get(run["run_id"]) is None  # the worker process consumes it
         process.send_signal(signal.SIGKILL)
         killed_at = time.monotonic()
         await asyncio.to_thread(process.wait, 10)
-        await wait_for(lambda: two.live(run["run_id"]) is not None, timeout=10)
+        await wait_for(lambda: two.consumed.get(run["run_id"]) is not None, timeout=10)
         took_over_s = time.monotonic() - killed_at
         assert took_over_s < LEASE_S + 3, f"taken over after {took_over_s:.1f} s"
         done = await finished(storage, run["message_id"], timeout=60)
@@ -265,4 +265,4 @@ async def test_kill_9_of_the_consuming_worker_another_takes_the_run_over(
     assert seqs == list(range(1, seqs[-1] + 1))  # the reader: no gap, nothing twice
     assert_every_seq_once(storage, run["message_id"], seqs[-1])
     # One final write: the dead worker never finished it, and the run is over for two too.
-    await wait_for(lambda: two.live(run["run_id"]) is None)
+    await wait_for(lambda: two.consumed.get(run["run_id"]) is None)

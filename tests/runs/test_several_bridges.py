@@ -161,7 +161,7 @@ async def test_answer_and_stop_go_to_the_runs_pinned_bridge(
     answer = await finished(storage, asking.assistant_message_id)
     assert (answer.status, answer.content) == ("SUCCESS", "You chose blue.")
 
-    await wait_for(lambda: "word5" in (manager.live(slow.run_id).view.answer or ""))
+    await wait_for(lambda: "word5" in (manager.consumed.get(slow.run_id).view.answer or ""))
     await manager.stop(slow.run_id, user_id=user)
     stopped = await finished(storage, slow.assistant_message_id)
     assert stopped.status == "STOPPED" and stopped.content.startswith("word1")
@@ -177,12 +177,12 @@ async def test_re_attach_after_a_restart_finds_the_run_on_its_pinned_bridge(
     )
     assert message(storage, started.assistant_message_id).bridge_url == two.urls[1]
     assert knows_run(two.urls[1], started.run_id) and not knows_run(two.urls[0], started.run_id)
-    await wait_for(lambda: "word3" in (manager.live(started.run_id).view.answer or ""))
+    await wait_for(lambda: "word3" in (manager.consumed.get(started.run_id).view.answer or ""))
     await manager.close()  # the run goes on in its bridge; this manager remembers nothing
 
     again = await make_manager(two.urls)  # a new process: the run's bridge is in the database
-    assert again.live(started.run_id) is not None
-    assert again.live(started.run_id).bridge_url == two.urls[1]
+    assert again.consumed.get(started.run_id) is not None
+    assert again.consumed.get(started.run_id).bridge_url == two.urls[1]
     answer = await finished(storage, started.assistant_message_id)
     assert answer.status == "SUCCESS", answer.error
     assert answer.content.strip().endswith("word60")
@@ -208,7 +208,7 @@ async def test_kill_9_of_a_bridge_fails_its_run_with_the_reason_and_the_next_run
     )
     assert message(storage, other.assistant_message_id).bridge_url == survivor
 
-    live = manager.live(doomed.run_id)
+    live = manager.consumed.get(doomed.run_id)
     await wait_for(lambda: live.view.answer.count("word") >= 20)
     two.kill(two.urls.index(victim))
 
@@ -224,7 +224,7 @@ async def test_kill_9_of_a_bridge_fails_its_run_with_the_reason_and_the_next_run
 
     # The conversation's next run cannot stay on its dead bridge: it goes to the other one,
     # before the watch noticed (the refused connection) and after.
-    await wait_for(lambda: manager.live_for_session(chat) is None)
+    await wait_for(lambda: manager.consumed.for_session(chat) is None)
     retry = await manager.send(session_uuid=chat, text="hello again", user_id=user)
     assert message(storage, retry.assistant_message_id).bridge_url == survivor
     retried = await finished(storage, retry.assistant_message_id)

@@ -65,7 +65,7 @@ async def test_a_locked_database_delays_but_loses_no_event_and_no_answer(
     started = await manager.send(
         session_uuid=session_uuid, text="long 150 delay=0.02", user_id=user
     )
-    live = manager.live(started.run_id)
+    live = manager.consumed.get(started.run_id)
     await wait_for(lambda: live.view.answer.count("word") >= 10)
     # Longer than SQLite's busy timeout (5 s): writes fail, then must be retried.
     with database_locked(engine, seconds=7):

@@ -51,7 +51,7 @@ async def test_readers_that_join_early_late_or_after_the_end_see_the_same_run(
     manager = await make_bus_manager(bridge.base_url)
     started = await manager.send(session_uuid=_new_chat(storage), text="slow please", user_id=user)
     early = asyncio.create_task(_read_all(await manager.subscribe(started.run_id, user_id=user)))
-    live = manager.live(started.run_id)
+    live = manager.consumed.get(started.run_id)
     async for event in await manager.subscribe(
         started.run_id, user_id=user
     ):  # until the third word is in

@@ -65,7 +65,7 @@ async def test_a_run_one_worker_consumes_goes_on_for_the_other(
     two = await make_worker(bridge.base_url)
     chat = new_chat(storage)
     started = await one.send(session_uuid=chat, text="ask me", user_id=user)
-    assert one.live(started.run_id) is not None and two.live(started.run_id) is None
+    assert one.consumed.get(started.run_id) is not None and two.consumed.get(started.run_id) is None
     await _until_state(two, user, chat, "waiting")  # the question, seen by the other worker
     going = await two.running_in(chat, user_id=user)
     assert going is not None
@@ -155,7 +155,7 @@ async def test_one_worker_reads_its_memory_only(
     user: int,
 ) -> None:
     manager = await make_manager(bridge.base_url)
-    assert not manager.shared
+    assert not manager.several_workers
     chat = new_chat(storage)
     started = await manager.send(session_uuid=chat, text="ask me", user_id=user)
     await _until_state(manager, user, chat, "waiting")

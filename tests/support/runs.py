@@ -15,7 +15,7 @@ from agent_chat.db.models import ChatMessage
 from agent_chat.protocol.log_codec import row_to_event, seqs_covered
 from agent_chat.protocol.reducer import RunView, replay
 from agent_chat.runs.bridges import BridgeSet
-from agent_chat.runs.manager import LiveRun, RunManager
+from agent_chat.runs.manager import ConsumedRun, RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
 from tests.fakes.model_server import RunningFakeModel
@@ -88,9 +88,9 @@ async def finished(storage: Storage, message_id: int, timeout: float = 30.0) -> 
     return message(storage, message_id)
 
 
-async def run_to_end(manager: RunManager, run_id: str, timeout: float = 30.0) -> LiveRun:
+async def run_to_end(manager: RunManager, run_id: str, timeout: float = 30.0) -> ConsumedRun:
     """The manager's live run, once its task ended."""
-    live = manager.live(run_id)
+    live = manager.consumed.get(run_id)
     assert live is not None and live.task is not None
     await asyncio.wait_for(asyncio.shield(live.task), timeout)
     return live

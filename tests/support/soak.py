@@ -66,7 +66,7 @@ async def one_run(
     started = await manager.send(
         session_uuid=session_uuid, text=text_, user_id=storage.call_sync(default_owner)
     )
-    live = manager.live(started.run_id)
+    live = manager.consumed.get(started.run_id)
     assert live is not None
     answer_id = started.assistant_message_id
     if kind == "question":
