@@ -10,6 +10,8 @@
 
 `put` takes the bytes as an async iterable and keeps all of them or, when the iterable or the
 store fails (or the task is cancelled), none. The caller names the key (a random hex string).
+`open` of a key the store does not have yields nothing (database) or raises
+FileNotFoundError (S3).
 """
 
 from __future__ import annotations
@@ -114,15 +116,14 @@ class S3Store:
                     started = await self._call("create_multipart_upload", Key=name)
                     upload_id = started["UploadId"]
                 number = len(parts) + 1
-                done = await self._call(
-                    "upload_part",
-                    Key=name,
-                    UploadId=upload_id,
-                    PartNumber=number,
-                    Body=io.BytesIO(piece),
-                )
+                with io.BytesIO(piece) as body:
+                    done = await self._call(
+                        "upload_part", Key=name, UploadId=upload_id, PartNumber=number, Body=body
+                    )
+                # Not held while the next part is gathered: the worker thread may still hold
+                # the closed `body` for a moment, but no longer its bytes.
+                del piece
                 parts.append({"PartNumber": number, "ETag": done["ETag"]})
-                del piece  # not held while the next part is gathered
             if upload_id is None:  # no bytes at all (the service refuses those first)
                 await self._call("put_object", Key=name, Body=b"")
                 return
@@ -140,7 +141,10 @@ class S3Store:
             raise
 
     async def open(self, key: str) -> AsyncIterator[bytes]:
-        got = await self._call("get_object", Key=self._key(key))
+        try:
+            got = await self._call("get_object", Key=self._key(key))
+        except self.client.exceptions.NoSuchKey as exc:
+            raise FileNotFoundError(key) from exc
         body = got["Body"]
         try:
             while data := await asyncio.to_thread(body.read, CHUNK_BYTES):

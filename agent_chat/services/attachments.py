@@ -19,19 +19,21 @@ download, link to a message, and sweep the unused ones. The page, the HTTP API
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime, timedelta
 from uuid import uuid4
 
 from agent_chat.db import attachments as rows
 from agent_chat.db.attachment_models import Attachment
-from agent_chat.db.errors import ValidationFailed
+from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.db.models import utcnow
 from agent_chat.services.attachment_kinds import SNIFF_BYTES, clean_name, refusal, sniff
 from agent_chat.services.attachment_stores import DatabaseStore, store_for
 from agent_chat.services.backend import Backend
 from agent_chat.services.ids import row_id
 
+log = logging.getLogger(__name__)
 GRACE = timedelta(hours=24)
 MAX_PER_MESSAGE = rows.MAX_PER_MESSAGE
 
@@ -121,9 +123,31 @@ async def get_attachment(svc: Backend, *, user_id: int, attachment_id: int) -> A
 async def open_download(
     svc: Backend, *, user_id: int, attachment_id: int
 ) -> tuple[Attachment, AsyncIterator[bytes]]:
-    """The person's attachment and its bytes as a stream (1 MiB pieces from the database)."""
+    """The person's attachment and its bytes as a stream (1 MiB pieces). The first piece is
+    read here, so bytes missing from the store are a NotFound (logged) before a response
+    has begun, not a download that breaks off."""
     row = await get_attachment(svc, user_id=user_id, attachment_id=attachment_id)
-    return row, store_for(svc).open(row.storage_key)
+    chunks = store_for(svc).open(row.storage_key)
+    try:
+        first = await anext(chunks, b"")
+    except FileNotFoundError:
+        first = b""
+    if not first:
+        await chunks.aclose()
+        log.error(
+            "attachment %s: its bytes (%s) are missing from the store", row.id, row.storage_key
+        )
+        raise NotFound(f"The file of attachment {row.id} is missing.")
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            yield first
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            await chunks.aclose()
+
+    return row, stream()
 
 
 async def link_to_message(

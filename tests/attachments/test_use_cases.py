@@ -188,7 +188,19 @@ async def test_a_20_mb_upload_and_download_stream_in_bounded_memory(
         tracemalloc.stop()
     assert row.size == total == size
     # At most the piece being gathered and the one being written (S3's parts are 5 MiB, the
-    # database's chunks 1 MiB), plus the client's own; a download holds a chunk or two.
+    # database's chunks 1 MiB), plus the client's own; a download a few chunks (urllib3's
+    # buffers with S3: 3-5 MiB measured).
     piece = PART_BYTES if store_kind == "s3" else CHUNK_BYTES
     assert upload_peak < 2 * piece + 2 * MIB, upload_peak
-    assert download_peak < 4 * MIB, download_peak
+    assert download_peak < 8 * MIB, download_peak
+
+
+async def test_bytes_missing_from_the_store_are_not_found_before_a_download_begins(
+    svc, user
+) -> None:
+    from agent_chat.services.attachment_stores import store_for
+
+    row = await _up(svc, user, PNG)
+    await store_for(svc).delete(row.storage_key)
+    with pytest.raises(NotFound, match="missing"):
+        await use.open_download(svc, user_id=user, attachment_id=row.id)
