@@ -14,7 +14,7 @@ SETTINGS_ACCOUNT = "/settings/account"
 SETTINGS_USERS = "/settings/users"
 EXPORT_API = "/api/chat/sessions/{session_id}/export"
 
-# The HTTP API (seed 000 §4.2; agent_chat/api/).
+# The HTTP API (agent_chat/api/, docs/architecture.md §4a).
 API_DOCS = "/api/docs"
 API_OPENAPI = "/api/openapi.json"
 API_SESSIONS = "/api/chat/sessions"

@@ -1,6 +1,6 @@
 """Skills: folders with a SKILL.md (front matter `name`, `description`) under the skills dir.
 
-Choosing a skill injects its SKILL.md as the run's system prompt (DESIGN.md §4).
+Choosing a skill injects its SKILL.md as the run's system prompt.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The app's HTTP API (seed 000 §4.2), served on the app's port next to the Reflex pages
+"""The app's HTTP API (docs/architecture.md §4a), served on the app's port next to the Reflex pages
 (mounted through `rx.App(api_transformer=...)`, inside the login gate and the Host/Origin
 guard). One module per group of endpoints; all of them call the same store functions and
 the same `RunManager` as the page, through `get_backend()` (the app's `services()`).

@@ -1,4 +1,4 @@
-"""What a run can use (seed 000 §4.2.4): the models (never their API keys) and the skills."""
+"""What a run can use: the models (never their API keys) and the skills."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`GET /api/chat/sessions/{session_id}/export?format=md|json&branch=active|all`: the
-conversation as a file download (DESIGN.md §6)."""
+conversation as a file download."""
 
 from __future__ import annotations
 

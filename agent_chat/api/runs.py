@@ -1,4 +1,4 @@
-"""Runs (seed 000 §4.2.2): start one, its state, answer its question, stop it. The stream
+"""Runs: start one, its state, answer its question, stop it. The stream
 is `stream.py`. Every command is the page's use case (services/runs.py, also state/live.py);
 `refusals` gives its refusals the status and code a client acts on."""
 

@@ -1,4 +1,4 @@
-"""The request and response bodies of the HTTP API (seed 000 §4.2), in camelCase.
+"""The request and response bodies of the HTTP API, in camelCase.
 
 Requests forbid unknown fields (a misspelt `modelld` is a 422, not silently ignored).
 Responses never carry an API key (`ModelOut` has no field for one).
@@ -37,7 +37,7 @@ class Body(BaseModel):
     def _json_types(cls, value: Any, info: ValidationInfo) -> Any:
         # An integer or a boolean only as that JSON type: pydantic's lax mode took `true` and
         # `"2"` for an id and `"yes"` or 1 for a boolean, which the served schema says are
-        # invalid (issue 44 §3: schemathesis found `"modelId": true` ran model 1). A whole
+        # invalid (schemathesis found `"modelId": true` ran model 1). A whole
         # number written 2.0 is a JSON Schema integer and stays taken.
         annotation = cls.model_fields[info.field_name or ""].annotation
         if annotation in _INTEGER and isinstance(value, (bool, str)):

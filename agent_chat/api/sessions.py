@@ -1,4 +1,4 @@
-"""Sessions (seed 000 §4.2.1): create, list, read, change, delete, reset, page messages.
+"""Sessions: create, list, read, change, delete, reset, page messages.
 
 Changing, deleting and resetting one are the page's use cases (services/conversations.py,
 services/runs.py, also state/sidebar.py, state/folders.py, state/chat.py); a session's

@@ -1,4 +1,4 @@
-"""Message versions (seed 000 §4.2.3): regenerate an answer, edit a question (both start a
+"""Message versions: regenerate an answer, edit a question (both start a
 run), list a message's versions and switch to one: the page's use cases
 (services/versions.py, also state/live.py and state/chat.py)."""
 

@@ -1,5 +1,5 @@
 """`GET /api/chat/sessions/{session_uuid}/workspace/{path}`: one file of a conversation's
-workspace (issue 11 §5), as a download.
+workspace, as a download.
 
 Mounted into the app's HTTP API (`create_api`), so it sits behind the login gate and the
 Host/Origin guard like every `/api/*` route. Anything that is not a regular file inside the

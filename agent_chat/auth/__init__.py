@@ -1,4 +1,4 @@
-"""Accounts at the door of the whole app (issue 13 parts 1-2): nobody gets a page, the
+"""Accounts at the door of the whole app: nobody gets a page, the
 `/_event` websocket or `/api/*` without a signed-in session (or a personal API token for the
 API).
 

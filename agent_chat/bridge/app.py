@@ -1,4 +1,4 @@
-"""The bridge's FastAPI app: HTTP + SSE around hermes-agent (DESIGN.md §3)."""
+"""The bridge's FastAPI app: HTTP + SSE around hermes-agent (docs/architecture.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""hermes' callbacks mapped to protocol events (DESIGN.md §3, event table).
+"""hermes' callbacks mapped to protocol events (the event table: docs/architecture.md §4).
 
 hermes logs exceptions raised inside callbacks at debug level only, so every callback is
 wrapped here: a failure is logged loudly and the event is not silently lost.

@@ -1,4 +1,4 @@
-"""Request bodies of the bridge protocol (DESIGN.md §3)."""
+"""Request bodies of the bridge protocol (docs/architecture.md §4)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 CHAT = "chat"
 WORKSPACE = "workspace"
-# `skills` lets the agent list and load skills itself when none is chosen (seed 000 §2.1).
+# `skills` lets the agent list and load skills itself when none is chosen.
 _CHAT_TOOLSETS = ("todo", "clarify", "memory", "skills")
 TOOLSETS: dict[str, tuple[str, ...]] = {
     CHAT: _CHAT_TOOLSETS,

@@ -10,7 +10,7 @@ from agent_chat.state.base import AppState
 
 
 def tid(test_id: str) -> dict[str, str]:
-    """`custom_attrs` giving a component its stable `data-testid` (DESIGN.md §6)."""
+    """`custom_attrs` giving a component its stable `data-testid`, the name tests find it by."""
     return {"data-testid": test_id}
 
 

@@ -175,7 +175,8 @@ def _live_body() -> rx.Component:
         ),
         spacing="2",
         width="100%",
-        # assets/styles.css stops the panel's animations once its text streams (issue 17 §3).
+        # assets/styles.css stops the panel's animations while its text streams:
+        # each one repaints every frame.
         class_name="live-body",
     )
 

@@ -1,4 +1,4 @@
-"""The session sidebar (DESIGN.md §6): new, list by last activity, rename, delete, badges."""
+"""The session sidebar: new, list by last activity, rename, delete, badges."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _badge(row: SessionRow) -> rx.Component:
     return rx.match(
         row["state"],
         # Static (no spinner): a CSS animation restyles and repaints the page every frame
-        # while an answer streams (issue 17 §3, assets/styles.css "Running markers").
+        # while an answer streams (assets/styles.css "Running markers").
         (
             "running",
             rx.tooltip(

@@ -1,4 +1,4 @@
-"""The five-area thinking panel (seed 002): ① thinking stream, ② live status, ③ current
+"""The five-area thinking panel: ① thinking stream, ② live status, ③ current
 tool and tool history, ④ TODO list; ⑤ AskFor lives in askfor.py."""
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def live_status(text: rx.Var) -> rx.Component:
     """② the accent dot and what the agent does now. The dot pulses only until the run's
     first words arrive; from then on it is static and the streaming text is the sign of life
     (assets/styles.css, "Running markers": an animation costs a frame's work 60 times a second
-    while the answer streams, issue 17 §3)."""
+    while the answer streams)."""
     return rx.hstack(
         rx.box(class_name="pulse-dot", custom_attrs=tid("live-dot")),
         rx.text(

@@ -1,4 +1,4 @@
-"""The workspace drawer (issue 11 §5): the open conversation's files, a preview of one, and
+"""The workspace drawer: the open conversation's files, a preview of one, and
 its download. Rows come from agent_chat/display/workspace_view.py; everything is shown as text
 (markdown through the app's one renderer). The look lives in assets/workspace.css."""
 

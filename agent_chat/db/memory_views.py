@@ -1,4 +1,4 @@
-"""What the memory drawer shows of one conversation (issue 5, seed 000 §5.8).
+"""What the memory drawer shows of one conversation.
 
 - working memory: exactly what the next run would send (`history_for` under the leaf of the
   active branch), with a rough token estimate;

@@ -237,7 +237,7 @@ def history_for(
 ) -> list[dict[str, str]]:
     """The conversation to send to the agent for a new message under `parent_id`.
 
-    Decision (DESIGN.md §4 "Context sent to the agent"):
+    Decision (docs/architecture.md §5, "What the agent gets as context"):
     - The path is `parent_id` and its ancestors, root first. For a parent on the active branch
       this is the active branch up to the parent; for regenerate/edit it is exactly the branch
       being continued. `parent_id=None` (a new root) gives [].

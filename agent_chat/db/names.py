@@ -1,4 +1,4 @@
-"""One meaning of "the same name" on every database (issue 44).
+"""One meaning of "the same name" on every database.
 
 A unique name (a person's folder, a model) is stored beside its key, `name_key(name)`, and
 the unique index is on the key. The key is computed here, in Python, never by the

@@ -1,4 +1,4 @@
-"""Tool calls shown as what they are (issue 11 §4), in plain Python: a call's arguments and
+"""Tool calls shown as what they are, in plain Python: a call's arguments and
 result (hermes' JSON text, maybe cut by the bridge) shaped for the thinking panel.
 
 - terminal: the command and its output as a console block, with the exit code;

@@ -1,4 +1,4 @@
-"""The export of one conversation as Markdown or JSON (DESIGN.md §6 "Export").
+"""The export of one conversation as Markdown or JSON.
 
 - `reading`: `collect()` reads a session, its messages, run logs, questions and models in a
   handful of queries, whatever the number of messages, into a `SessionExport`.

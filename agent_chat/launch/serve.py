@@ -1,7 +1,7 @@
 """`python -m agent_chat.launch.serve`: start the bridge (unless one already answers) and the app.
 
 The bridge is a separate process so that restarting the web app does not kill running
-agents (DESIGN.md §1); this launcher only saves typing two commands. With
+agents (docs/architecture.md §1); this launcher only saves typing two commands. With
 `AGENT_CHAT_BRIDGE=embedded` the bridge runs inside the app (agent_chat/runs/embedded.py): only
 the app is started, and there is no bridge to supervise.
 """

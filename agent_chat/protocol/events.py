@@ -1,4 +1,4 @@
-"""The bridge protocol's event names and run states (DESIGN.md §3), in one place.
+"""The bridge protocol's event names and run states (docs/architecture.md §4), in one place.
 
 The bridge emits these names, the reducer reads them, the stored log keeps them, and the
 HTTP API will send them as SSE `event:` fields: write them through these constants.

@@ -1,4 +1,4 @@
-"""The one reducer from run events to the thinking view (DESIGN.md §1, §3).
+"""The one reducer from run events to the thinking view (docs/architecture.md §3).
 
 `apply(view, event)` is pure (no I/O, the old view is never changed), so the same code
 builds the live view and replays it from persisted `chat_message_log` rows.

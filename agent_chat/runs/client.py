@@ -1,4 +1,4 @@
-"""Async client for the bridge protocol (DESIGN.md §3).
+"""Async client for the bridge protocol (docs/architecture.md §4).
 
 One domain error type, `BridgeError`, carries a sentence a person can read; the event
 stream reconnects with `Last-Event-ID` when the connection drops.

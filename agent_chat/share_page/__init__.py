@@ -1,5 +1,5 @@
 """Read-only share links (`/s/<token>`): a snapshot of a conversation's active branch, shown
-to anyone with the link, without login (issue 16 part 4).
+to anyone with the link, without login.
 
 - `snapshot`: what a link shows, taken once when the link is made (text only: no model,
   key, settings or other conversation is ever read into it).

@@ -1,4 +1,4 @@
-"""The memory drawer of the open conversation (issue 5, seed 000 §5.8).
+"""The memory drawer of the open conversation.
 
 Thin: the store's `memory_snapshot` gives working memory, recent tool calls, summaries and
 statistics; the bridge gives long-term memory (MEMORY.md / USER.md) and saves edits of it:

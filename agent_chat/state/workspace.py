@@ -1,4 +1,4 @@
-"""The workspace drawer of the open conversation (issue 11 §5): its files, one preview.
+"""The workspace drawer of the open conversation: its files, one preview.
 
 While the drawer is open a background loop lists the folder every `POLL_S` seconds and
 sends a delta only when something changed (a file's size or time, or the time labels).

@@ -1,4 +1,4 @@
-"""The memory drawer: what the agent remembers of the open conversation (seed 000 §5.8).
+"""The memory drawer: what the agent remembers of the open conversation.
 
 A right-hand sheet with the statistics on top and four tabs, one module each: working memory
 (`working`), short-term tool calls (`short_term`), medium-term summaries (`medium_term`) and
