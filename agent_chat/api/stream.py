@@ -109,6 +109,9 @@ async def _until_end(subscription: Subscription, timeout: float) -> None:
         log.warning("a run's subscription did not end %.0f s after its terminal event", timeout)
 
 
+MAX_SEQ = 2**31  # a run's events are numbered from 1; no run comes near
+
+
 def _resume_point(header: str | None, query: int | None) -> int:
     if header is not None and header.strip():
         try:
@@ -117,8 +120,8 @@ def _resume_point(header: str | None, query: int | None) -> int:
             raise ApiError(
                 422, "Last-Event-ID must be a seq (an integer).", fields={"Last-Event-ID": header}
             ) from None
-        if value < 0:
-            raise ApiError(422, "Last-Event-ID must not be negative.")
+        if not 0 <= value <= MAX_SEQ:
+            raise ApiError(422, f"Last-Event-ID must be a seq from 0 to {MAX_SEQ}.")
         return value
     return query or 0
 
@@ -136,10 +139,14 @@ async def stream_run(
     me: Me,
     run_id: str,
     last_event_id: int | None = Query(
-        None, alias="lastEventId", ge=0, le=2**31, description="Resume after this seq."
+        None, alias="lastEventId", ge=0, le=MAX_SEQ, description="Resume after this seq."
     ),
+    # The schema says what is accepted (a client or fuzzer reading it sends only seqs).
     last_event_header: str | None = Header(
-        None, alias="Last-Event-ID", description="Resume after this seq (wins over the query)."
+        None,
+        alias="Last-Event-ID",
+        pattern=r"^\s*[0-9]{0,10}\s*$",
+        description="Resume after this seq (wins over the query).",
     ),
 ) -> StreamingResponse:
     """The run's events after the resume point, live until its terminal event (which

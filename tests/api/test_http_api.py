@@ -3,6 +3,8 @@ scripted model): what a script does with it, and how it refuses what it cannot d
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -202,7 +204,13 @@ def test_refusals_are_json_with_the_right_status(client: httpx.Client, api_stack
     bad_resume = client.get(
         f"/api/chat/runs/{run['runId']}/stream", headers={"Last-Event-ID": "seven"}
     )
-    assert bad_resume.status_code == 422
+    assert bad_resume.status_code == 422 and "Last-Event-ID" in bad_resume.text
+    # The schema says so, so a client (or a fuzzer) reading it sends only seqs.
+    stream_op = client.get("/api/openapi.json").json()["paths"]["/api/chat/runs/{run_id}/stream"]
+    header = next(p for p in stream_op["get"]["parameters"] if p["name"] == "Last-Event-ID")
+    assert re.fullmatch(header["schema"]["anyOf"][0]["pattern"], "12") and not re.fullmatch(
+        header["schema"]["anyOf"][0]["pattern"], "seven"
+    )
     client.post(f"/api/chat/runs/{run['runId']}/stop")
     wait_idle(client, session_id)
     stale = client.post(
