@@ -2,7 +2,7 @@
 // A live answer grows by chunks: the server sends only new text, in one envelope
 // `acs(streamId, offset, text)` (agent_chat/live/feed.py), never the whole growing string,
 // so bytes and work per token do not grow with the answer. A finished answer comes whole
-// as the `text` prop. The page's work per update is bounded too (issue 17 §3): the split into
+// as the `text` prop. The page's work per update is bounded too: the split into
 // markdown blocks resumes where it stopped (finished blocks are never split or parsed again),
 // finished blocks are memoised in groups (React skips a group whole), and a stream's
 // listeners run at most once per animation frame however many chunks came in it.

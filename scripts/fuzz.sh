@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The long run of API fuzzing (issue 44 §3): schemathesis against the real stack, as the
+# The long run of API fuzzing: schemathesis against the real stack, as the
 # suite's tests/api/test_schemathesis.py starts it (fake model, bridge with hermes-agent, the
 # app behind its login, a personal API token), for a given time (600 s) in rounds of fresh
 # random seeds, every operation, all phases (examples, coverage, fuzzing, stateful along the
 # document's links), all checks (tests/support/fuzz.py says which one it replaces and why).
 # Prints each round's seed, its test cases and every failure with its curl reproduction;
-# exits 1 if any round found one. Heavy: run it through ../shared/tools/one-at-a-time.
+# exits 1 if any round found one. Heavy: run it alone, not beside the test suite.
 #
 #   scripts/fuzz.sh                        # ten minutes on SQLite
 #   scripts/fuzz.sh --seconds 120          # shorter

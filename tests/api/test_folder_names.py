@@ -1,4 +1,4 @@
-"""A folder name taken in another spelling over HTTP (issue 44): `POST /api/chat/folders`
+"""A folder name taken in another spelling over HTTP: `POST /api/chat/folders`
 twice with `Écrits` (or `écrits`, `e\u0301crits`, full-width letters) answers 422 with the
 field and the store's message the page shows too, never 500, on SQLite as on PostgreSQL."""
 

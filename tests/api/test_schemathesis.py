@@ -1,5 +1,5 @@
 """A property-based run of schemathesis against `/api/openapi.json` of the running app, on
-every database test.sh runs (issue 44 §3), in two phases:
+every database test.sh runs, in two phases:
 - every operation alone: a bounded number of generated requests (valid and invalid ones);
 - stateful: schemathesis' state machine over the links the document declares
   (agent_chat/api/docs.py: a created conversation's id used by its reads, changes, runs and

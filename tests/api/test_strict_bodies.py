@@ -1,4 +1,4 @@
-"""A request body takes the JSON types its schema says, no other (issue 44 §3: schemathesis
+"""A request body takes the JSON types its schema says, no other (schemathesis
 found `{"message": …, "modelId": true}` started a run with model 1, a schema-violating request
 accepted). Pydantic's lax mode turned `true` into 1, `"2"` into 2 and `"yes"` into True; a
 whole number written 5.0 is a JSON Schema integer and still taken."""

@@ -73,7 +73,7 @@ async def test_two_setups_at_once_make_one_admin(storage: Storage, clock: Clock)
     assert storage.call_sync(users.count_users) == 1
 
 
-# ---- the setup code, when strangers can reach /setup (issue 35 §3) ------------------------
+# ---- the setup code, when strangers can reach /setup --------------------------------------
 
 CODE = "ABCD-EFGH-JKMN"
 

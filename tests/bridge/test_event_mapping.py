@@ -1,4 +1,4 @@
-"""Every event type of DESIGN.md §3, produced by the real hermes agent against the fake model."""
+"""Every event type of protocol/events.py, from the real hermes agent against the fake model."""
 
 from __future__ import annotations
 

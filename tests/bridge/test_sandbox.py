@@ -1,4 +1,4 @@
-"""What a Workspace command can reach (issue 43 §2), tried as a member who approves their
+"""What a Workspace command can reach, tried as a member who approves their
 own commands would: with the real bridge process and hermes' real terminal, file and code
 tools, commands that read the bridge's environment (`/proc/<pid>/environ`, base64 so no
 masking helps), an app database file, another person's hermes home and another

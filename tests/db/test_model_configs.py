@@ -132,7 +132,7 @@ def test_update_model_changes_fields_and_api_key_rules(session: Session) -> None
 
 
 # A key belongs to the address it was given for: an administrator's session must not be able
-# to point a model at another server and have the stored key sent there (issue 43 §4).
+# to point a model at another server and have the stored key sent there.
 OLD_URL = "https://api.example.com/v1"
 
 

@@ -1,4 +1,4 @@
-"""One meaning of "the same name" on both databases (issue 44): every unique name (a
+"""One meaning of "the same name" on both databases: every unique name (a
 person's folders, models, usernames) is compared by `names.name_key`, computed in Python; a
 duplicate is the store's `ValidationFailed` on the field, whether the check before the
 insert finds it or the unique constraint does (a race), never an `IntegrityError`."""

@@ -1,4 +1,4 @@
-"""The migration to name keys (a140ebfbd831, issue 44) on a database written before it:
+"""The migration to name keys (a140ebfbd831) on a database written before it:
 every folder and model gets its key; of names that now share one, the oldest keeps its
 name and each later one gets the first free " (n)", logged; the old constraints come back
 on the way down."""

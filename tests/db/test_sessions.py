@@ -151,7 +151,7 @@ def test_list_sessions_hides_archived_unless_asked(session: Session, user: int) 
 
 
 def test_list_sessions_pages_ten_thousand_sessions_newest_first(engine: Engine, user: int) -> None:
-    # Speed is measured in benchmarks/sidebar.py (issue 6: no timing assertions here).
+    # Speed is measured in benchmarks/sidebar.py (no timing assertions here).
     now = utcnow()
     rows = [
         {

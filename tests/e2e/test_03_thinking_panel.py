@@ -1,4 +1,4 @@
-"""The five-area thinking panel and AskFor in a real browser (seed 002)."""
+"""The five-area thinking panel and AskFor in a real browser."""
 
 from __future__ import annotations
 

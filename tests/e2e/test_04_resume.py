@@ -1,4 +1,4 @@
-"""Runs outlive the web app and the browser tab; a lost bridge is said plainly (issue 3 §4)."""
+"""Runs outlive the web app and the browser tab; a lost bridge is said plainly."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The streamed text is only a view: reloads and dropped connections lose nothing, because
-the full text comes back from the state (issue 6)."""
+the full text comes back from the state."""
 
 from __future__ import annotations
 

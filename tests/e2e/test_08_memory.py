@@ -1,5 +1,5 @@
 """The memory drawer in a real browser: the four views, the statistics, and editing
-long-term memory through the bridge (issue 5, seed 000 §5.8)."""
+long-term memory through the bridge."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Several conversations at once: switching never interrupts a run, two tabs follow one run,
-finished runs you did not watch show as unread (issue 5 §1)."""
+finished runs you did not watch show as unread."""
 
 from __future__ import annotations
 

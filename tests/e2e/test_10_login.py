@@ -1,4 +1,4 @@
-"""Accounts in the browser (issue 13 parts 1-2): the first visit asks for the administrator,
+"""Accounts in the browser: the first visit asks for the administrator,
 wrong passwords show the error, a disabled user is refused, "Log out everywhere" closes the
 other browser's websocket, the account page changes the password, the API and the websocket
 refuse a browser without a session, wrong passwords are rate-limited, and an install from

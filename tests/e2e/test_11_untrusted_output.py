@@ -1,6 +1,6 @@
 """Agent output is untrusted: no script runs, no dialog opens, no image loads by itself, and
-API keys never reach the browser or the logs (issue 7 §4, §5), nor an address they were not
-given for (issue 43 §4)."""
+API keys never reach the browser or the logs, nor an address they were not
+given for."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input gets a clear message and loses nothing; unusual text is kept exactly (issue 7 §3)."""
+"""Bad input gets a clear message and loses nothing; unusual text is kept exactly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Phone and desktop layout, keyboard shortcuts, code blocks in answers (issue 15 parts 1, 7).
+"""Phone and desktop layout, keyboard shortcuts, code blocks in answers.
 
 Below 768 px the sidebar is a drawer behind a menu button; nothing scrolls sideways at 360 px;
 touch targets are at least 40 px. Ctrl/Cmd+K, Ctrl/Cmd+Shift+O, Esc, ↑ and ? do what the

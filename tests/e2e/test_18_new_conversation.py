@@ -1,4 +1,4 @@
-"""A conversation starts with its first message (issue 15 §2): "New conversation" opens an
+"""A conversation starts with its first message: "New conversation" opens an
 empty composer at `/chat` and stores nothing; the first message creates the row and moves the
 page to the conversation's URL without remounting it, so text typed meanwhile is kept, also
 when the web app is slow to answer (its process paused)."""

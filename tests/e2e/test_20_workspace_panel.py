@@ -1,4 +1,4 @@
-"""The agent at work, in a real browser (issue 11 §4, §5): real hermes tools called by the
+"""The agent at work, in a real browser: real hermes tools called by the
 scripted model show as a console block, diffs, an excerpt and code, the same live and after
 a reload; the workspace drawer lists the conversation's files while the agent writes them,
 previews text, code, markdown and images, downloads them, and the app refuses every path

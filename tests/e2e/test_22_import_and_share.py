@@ -1,4 +1,4 @@
-"""Import and share, as a person does it (issue 16 parts 3 and 4): a JSON export chosen with
+"""Import and share, as a person does it: a JSON export chosen with
 the sidebar's import button opens as a new conversation with its versions; a link made from
 the header opens in an anonymous browser (no cookie) on the conversation and nothing else,
 and its traffic holds no key and no other conversation; revoked, it answers 404.

@@ -1,5 +1,5 @@
 """The page splits a growing answer into markdown blocks as it streams, resuming where it
-stopped (assets/stream_text.jsx, issue 17 §3): however the text is cut into chunks, the
+stopped (assets/stream_text.jsx): however the text is cut into chunks, the
 blocks, and so the DOM, are those of the whole text, i.e. what a reload shows."""
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""Issue 17 §3: nothing on the page animates while an answer streams, and the run still shows.
+"""Nothing on the page animates while an answer streams, and the run still shows.
 
 Every running CSS animation makes Chromium restyle, pre-paint and paint a frame 60 times a
 second (on the main thread when there is no GPU): the Radix spinner in the sidebar and the
 live status's pulsing dot cost the renderer more than the streamed text itself
-(benchmarks/RESULTS.md, Issue 17 §3). So while text streams the running markers are static:
-the sidebar's mark (`session-running`) and the live status's dot (`live-dot`), which pulses
-only before the first words arrive. With `prefers-reduced-motion: reduce` it never pulses.
+(benchmarks/RESULTS.md, "Quiet running markers"). So while text streams the running markers
+are static: the sidebar's mark (`session-running`) and the live status's dot (`live-dot`),
+which pulses only before the first words arrive. With `prefers-reduced-motion: reduce` it
+never pulses.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Roles in the browser (issue 13 part 4): the administrator creates a member on
+"""Roles in the browser: the administrator creates a member on
 /settings/users; the member, signed in in a second browser context, cannot open the users
 page nor change models (a read-only list; handlers called by name are refused on the
 server); disabling the member closes their open page and keeps them out; a reset password

@@ -1,4 +1,4 @@
-"""hermes' memory per person in a real browser (issue 13 part 5): two people, two browser
+"""hermes' memory per person in a real browser: two people, two browser
 contexts. A writes USER.md through the memory drawer; B's drawer does not show it, B's agent
 does not get it in its prompt, B's own edit stays B's, and A's reload still shows A's."""
 

@@ -1,4 +1,4 @@
-"""Single sign-on in the browser (issue 13 part 6): the login page's "Sign in with …" button
+"""Single sign-on in the browser: the login page's "Sign in with …" button
 goes to a real OpenID provider (oidc-provider-mock, tests/support/oidc_provider.py), whose form
 signs the person in and sends them back signed in to the app; signing in again finds the same
 account; the admin claim makes an administrator; cancelling at the provider shows why on the

@@ -1,4 +1,4 @@
-"""One-service hosting (AGENT_CHAT_BRIDGE=embedded, issue 14 part 5) in a real browser: the
+"""One-service hosting (AGENT_CHAT_BRIDGE=embedded) in a real browser: the
 app alone, no bridge process and no second port; chat with the thinking panel, AskFor and a
 reload mid-stream work as with a bridge of its own; a web restart ends a running answer
 FAILED with the reason, and the settings page says that this is what a restart costs."""
@@ -148,7 +148,7 @@ def test_reset_stops_what_runs_through_the_app(chat: Page, stack: Stack) -> None
 
 def test_a_workspace_command_sees_nothing_of_the_app_it_runs_in(stack: Stack) -> None:
     """Embedded, hermes spawns commands from the web process itself, whose environment
-    holds the administrator's password: a Workspace command (issue 43 §2, its sandbox)
+    holds the administrator's password: a Workspace command, in its sandbox,
     reads neither that process's environ nor the app's database file."""
     import json
 

@@ -1,4 +1,4 @@
-"""Several bridges in the browser (issue 14 part 4): the app on two bridge processes; the
+"""Several bridges in the browser: the app on two bridge processes; the
 settings page's "Agent services" lists both for an administrator, a bridge killed with
 kill -9 shows unreachable with its error, a member sees nothing of it, and a conversation
 still gets its answer from the other bridge."""

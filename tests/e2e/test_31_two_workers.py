@@ -1,4 +1,4 @@
-"""Two web workers in the browser (issue 14 part 3): two app processes on one PostgreSQL
+"""Two web workers in the browser: two app processes on one PostgreSQL
 database and one Redis (Reflex's state and token managers, the run bus and leases), two
 bridges, a browser tab on each worker (tests/support/workers.py).
 

@@ -1,4 +1,4 @@
-"""The app in Reflex's own several-worker mode (issue 14 part 3): one port served by two
+"""The app in Reflex's own several-worker mode: one port served by two
 backend worker processes, as `reflex run --env prod` runs them with REFLEX_REDIS_URL
 (granian, GRANIAN_WORKERS=2: tests/support/reflex_workers.py), all started at once on a
 fresh PostgreSQL database, sharing one Redis (tests/support/workers.py).

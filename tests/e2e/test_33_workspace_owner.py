@@ -1,4 +1,4 @@
-"""Another person's workspace through the page's own websocket (issue 43 §1): a member who
+"""Another person's workspace through the page's own websocket: a member who
 knows an administrator's conversation uuid (it is in every chat URL and download link)
 drives the chat page's events by hand (load, open the workspace drawer, select a file) and
 gets neither the file list nor a file's text. The control: the owner, with the same frames,

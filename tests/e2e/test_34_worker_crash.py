@@ -1,4 +1,4 @@
-"""A web worker killed mid-run in Reflex's own several-worker mode (issue 35 §1, §2): two
+"""A web worker killed mid-run in Reflex's own several-worker mode: two
 granian workers on one port (tests/support/reflex_workers.py, as `--scaled` runs them); a
 tab follows a long answer; the worker that consumes the run (the holder of its Redis lease)
 is killed with SIGKILL. Granian starts a new worker (supervisor.py:respawn_failed_web_workers),

@@ -1,4 +1,4 @@
-"""One browser tab, two people (issue 35 §4): what the first left in the tab's states (a
+"""One browser tab, two people: what the first left in the tab's states (a
 search and its results, an open conversation) is not there for the second,
 whether the first signed out with "Log out" or their session ended elsewhere (revoked, as
 "Log out everywhere" on another device does) and the next person simply signed in in that

@@ -1,6 +1,6 @@
-"""The attacks of issue 18, tried against the running app and bridge (real processes, real
-chromium): any web page the user visits, or a foreign name rebound to 127.0.0.1, must get
-nothing from the app, while the app's own page keeps working on 127.0.0.1 and localhost.
+"""Cross-origin and DNS-rebinding attacks, tried against the running app and bridge (real
+processes, real chromium): any web page the user visits, or a foreign name rebound to
+127.0.0.1, must get nothing from the app, while the app's own page keeps working on 127.0.0.1 and localhost.
 
 Each attack has its control: the same request from the app's own origin succeeds, so a test
 fails if the guard (agent_chat/auth/origins.py), the empty CORS list (rxconfig.py), the
@@ -276,7 +276,7 @@ def test_the_page_cannot_be_framed(
 
 
 def test_no_credentials_header_and_hashed_assets_are_kept_a_year(stack: Stack) -> None:
-    """What browser-security scanners look at (issue 35 §5): no response says
+    """What browser-security scanners look at: no response says
     `Access-Control-Allow-Credentials` (Reflex's own CORS layer sends it to any request
     with an Origin, allowed or not); Vite's hashed files are immutable, the rest is not."""
     own = stack.url

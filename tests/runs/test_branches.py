@@ -1,5 +1,5 @@
 """Regenerate, edit, versions and reset through the RunManager, with the real bridge and the
-fake model recording exactly what context the agent got (DESIGN.md §4 "Context sent")."""
+fake model recording exactly what context the agent got (docs/architecture.md §5)."""
 
 from __future__ import annotations
 

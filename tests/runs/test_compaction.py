@@ -1,5 +1,5 @@
 """hermes' real context compaction becomes a SUMMARY message in the tree, and the next run
-gets the summary instead of what it replaced (issue 5 §5)."""
+gets the summary instead of what it replaced."""
 
 from __future__ import annotations
 

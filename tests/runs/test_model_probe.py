@@ -1,6 +1,6 @@
 """The model settings' test button (probe_model) against the fake model: a good endpoint, and
 each fault reported with the sentence a failed run shows. Then, against a little server of
-its own, what the probe shows of an answer that is not a model's (issue 43 §4): the status,
+its own, what the probe shows of an answer that is not a model's: the status,
 an OpenAI-shaped error's message, never anything else of the body."""
 
 from __future__ import annotations

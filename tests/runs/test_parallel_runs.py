@@ -1,4 +1,4 @@
-"""Several runs at once, and a bridge that dies mid-run (issue 5: engine tests)."""
+"""Several runs at once, and a bridge that dies mid-run (the run engine, no browser)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Several workers over one Redis and one database (issue 14 parts 1-2): each a RunManager
+"""Several workers over one Redis and one database: each a RunManager
 with its own Redis client, bus and leases, over a real bridge and the scripted model.
 
 A reader on one worker follows a run another consumes, every seq once; conversation

@@ -1,4 +1,4 @@
-"""The reducer (one test per event type of DESIGN.md §3) and live == replay from log rows."""
+"""The reducer (one test per event type of protocol/events.py) and live == replay from log rows."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Soak: a long day of runs loses nothing, and memory, threads and database connections stay
-flat (issue 7 §7, issue 17 §4).
+flat.
 
 Conversations go in rounds: each round sends one message in every conversation (a few at a
 time), mixing plain answers, questions the test answers, runs it stops and model faults

@@ -1,5 +1,5 @@
 """A database that is briefly unwritable loses nothing: log batches and the final answer
-are retried until it is back (issue 7 §2)."""
+are retried until it is back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Several workers agree on which runs go on (issue 14 part 3): two RunManagers, each a
+"""Several workers agree on which runs go on: two RunManagers, each a
 worker of its own over one Redis and one database (as tests/runs/test_redis_workers.py).
 
 A run one worker consumes goes on for the other too: its conversation reads "running" or

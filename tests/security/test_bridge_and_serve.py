@@ -58,7 +58,7 @@ def test_serve_makes_a_random_token_unless_one_is_set() -> None:
     assert bridge_token({"AGENT_CHAT_BRIDGE_TOKEN": "mine"}) == "mine"
 
 
-# ---- a bridge without a token listens on loopback only (issue 43 §3) ----------------------
+# ---- a bridge without a token listens on loopback only ------------------------------------
 
 
 def test_the_bridge_refuses_to_listen_beyond_loopback_without_a_token(tmp_path) -> None:

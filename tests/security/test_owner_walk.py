@@ -1,7 +1,7 @@
 """Every event handler and computed var of every State class that takes or reads a
 conversation reaches it only through owner-checked calls (tests/support/owner_walk.py says
 the rule), so the next handler cannot forget. The walk is proved able to fail on the
-handlers that leaked another person's workspace before issue 43."""
+handlers that once leaked another person's workspace (before their owner checks)."""
 
 from __future__ import annotations
 

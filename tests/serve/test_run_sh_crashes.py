@@ -1,5 +1,5 @@
 """What a crash costs in the shape `./run.sh` starts (`python -m agent_chat.launch.serve`: one app
-process and one bridge under its supervisor), tried with real processes (issue 35 §2):
+process and one bridge under its supervisor), tried with real processes:
 
 - the bridge killed with SIGKILL mid-answer: the launcher starts it again, the answer ends
   FAILED with the restart sentence, everything received until then kept, and the next

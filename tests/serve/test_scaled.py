@@ -60,7 +60,7 @@ def test_scaled_setup_answers_stops_cleanly_and_keeps_its_data(tmp_path: Path) -
 def _workspace_reaches_nothing(
     client: httpx.Client, scaled, app_env: dict[str, str], token: str
 ) -> None:
-    """A Workspace command on a scaled bridge (issue 43 §2): the bridges' and the app's
+    """A Workspace command on a scaled bridge: the bridges' and the app's
     environment (bridge token, administrator password) and the Redis of the run events
     are out of its reach."""
     redis_port = app_env["AGENT_CHAT_REDIS_URL"].rsplit(":", 1)[1].split("/")[0]

@@ -1,4 +1,4 @@
-"""What an attacker does to the running app (issue 18), for tests/e2e/test_attacks.py and
+"""What an attacker does to the running app, for tests/e2e/test_attacks.py and
 test_public_origin.py: a websocket handshake with a chosen `Origin` or `Host`, the frames a page
 sends to create a conversation (replayed by a program or by a foreign web page's script), and
 a count of the conversations in the stack's database to prove whether anything ran."""

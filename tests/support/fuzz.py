@@ -1,4 +1,4 @@
-"""Schemathesis against the real app (issue 44 §3): what the suite's fuzz test
+"""Schemathesis against the real app: what the suite's fuzz test
 (tests/api/test_schemathesis.py) and the long run (`scripts/fuzz.sh`, which runs
 `python -m tests.support.fuzz`) share, and that long run.
 

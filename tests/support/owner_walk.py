@@ -1,5 +1,5 @@
 """A static walk of the page's State classes: does any event handler hand a conversation
-reference to something that does not check whose it is? (issue 43 §1, for
+reference to something that does not check whose it is? (for
 tests/security/test_owner_walk.py)
 
 Every public method of a Reflex State is an event a raw websocket client can call with any

@@ -1,4 +1,4 @@
-"""Several web workers for browser tests (issue 14 part 3): one PostgreSQL database, one
+"""Several web workers for browser tests: one PostgreSQL database, one
 redis-server (Reflex's state manager and token manager through REFLEX_REDIS_URL, the run
 bus and leases through AGENT_CHAT_REDIS_URL), one fake model and bridge(s), and
 
