@@ -1,4 +1,4 @@
-"""Issue 14: event → DOM delay for a tab on the worker that does NOT consume the run, at
+"""Event → DOM delay for a tab on the worker that does NOT consume the run, at
 ~200 events/s; the goal is p95 ≤ 150 ms.
 
 Two web workers on two ports over one PostgreSQL and Redis (two_workers.py). Per repetition

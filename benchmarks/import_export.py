@@ -1,4 +1,4 @@
-"""Issue 16: import of a 2,000-message export (a tree with versions and logs), server side.
+"""Import of a 2,000-message export (a tree with versions and logs), server side.
 
 The file is made by the app's own export: a conversation of 2,000 messages (user questions and
 answers, every 8th answer regenerated so it has 2 versions, every 4th question edited once,

@@ -1,4 +1,4 @@
-"""Issue 6, #8: one conversation of 2,000 messages with branches.
+"""One conversation of 2,000 messages with branches.
 
 The database gets one session whose active branch holds 2,000 messages (user/assistant
 alternating, assistant messages with a few log rows: thinking, a tool call, a TODO list), and

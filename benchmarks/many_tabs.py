@@ -1,4 +1,4 @@
-"""Issue 14: 100 tabs following 20 concurrent runs over two web workers: nothing lost, app CPU
+"""100 tabs following 20 concurrent runs over two web workers: nothing lost, app CPU
 per followed event.
 
 Two web workers on two ports over one PostgreSQL and Redis (two_workers.py). 20 conversations,

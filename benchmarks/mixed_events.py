@@ -1,4 +1,4 @@
-"""Issue 6, #5: a steady ~200 events/s of mixed kinds, delay from bridge emit to the DOM.
+"""A steady ~200 events/s of mixed kinds, delay from bridge emit to the DOM.
 
 The benchmark model answers ``bench-mixed T`` with T turns of reasoning chunks, text chunks
 and a ``todo`` tool call (hermes runs the tool: tool_start, todo_update, tool_end, step ...),

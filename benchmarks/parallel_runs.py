@@ -1,4 +1,4 @@
-"""Issue 6, #9: 8 runs streaming at once; all complete, every event persisted.
+"""8 runs streaming at once; all complete, every event persisted.
 
 The app's run engine is driven in-process (`services.runtime.start_services` with Settings
 pointing at a temp SQLite database and a real bridge + paced fake model started for the

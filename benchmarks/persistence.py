@@ -1,4 +1,4 @@
-"""Issue 6, #6: persisting a 10,000-event run: the batch writer vs one transaction per event.
+"""Persisting a 10,000-event run: the batch writer vs one transaction per event.
 
 SQLite (WAL, as the app configures it) in a temp dir, migrated to head; one assistant message
 per variant, each in its own database file.

@@ -1,4 +1,5 @@
-"""Run every benchmark of issue 6, one after the other, and write benchmarks/results/SUMMARY.md.
+"""Run the benchmarks in BENCHMARKS (not search, import or profiling: those run alone), one
+after the other, and write benchmarks/results/SUMMARY.md.
 
 Each benchmark runs in its own Python process (its own stack, nothing shared) and keeps its
 figures in benchmarks/results/<name>.json; SUMMARY.md gathers the latest table of each
@@ -30,7 +31,7 @@ BENCHMARKS = [
     ("unpaced", "#4 the same answer unpaced vs a bare SSE client"),
     ("mixed_events", "#5 ~200 mixed events/s, emit → DOM delay"),
     ("tab_memory", "the page's memory over 200 answers in one tab"),
-    # Issue 14: several workers and bridges (PostgreSQL and Redis started by each).
+    # Several workers and bridges (PostgreSQL and Redis started by each).
     ("scaled_runs", "runs/min, 1 worker + 1 bridge vs 2 + 2 (the --scaled launcher)"),
     ("cross_worker_latency", "emit → DOM for a tab on the non-consuming worker"),
     ("many_tabs", "100 tabs following 20 runs: nothing lost, app CPU per event"),

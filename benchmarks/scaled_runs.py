@@ -1,4 +1,4 @@
-"""Issue 14: runs completed per minute with the scripted model, 1 web worker + 1 bridge
+"""Runs completed per minute with the scripted model, 1 web worker + 1 bridge
 against 2 web workers + 2 bridges, side by side in one session.
 
 Both set-ups are the real launcher (`python -m agent_chat.launch.serve --scaled`, agent_chat/launch/scaled.py:

@@ -1,4 +1,4 @@
-"""Issue 16: full-text search at 100,000 and 1,000,000 messages, and the sidebar's first
+"""Full-text search at 100,000 and 1,000,000 messages, and the sidebar's first
 page at 100,000 conversations, server side, on SQLite and PostgreSQL.
 
 Synthetic data (benchmarks/search_data.py: conversations of 10 messages of 20–60 words from

@@ -1,4 +1,4 @@
-"""Issue 6, #7: the sidebar's first page with 10,000 sessions in the database, server side.
+"""The sidebar's first page with 10,000 sessions in the database, server side.
 
 10,000 sessions (10 % archived, spread over a year of activity, two messages each) are bulk
 inserted into a migrated SQLite database; then `agent_chat.db.sessions.list_sessions(limit=50)`

@@ -1,4 +1,4 @@
-"""Issue 6, #1–#3: the cost of streaming a long answer model → bridge → app → browser.
+"""The cost of streaming a long answer model → bridge → app → browser.
 
 A 20,000-token answer at 1,000 tokens/s (paced fake model), sent from a real conversation page
 in headless chromium. The answer has a blank line every 60 tokens (words), like a real answer
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> h.Report:
             action="store_true",
             help="switch the page's CSS animations and transitions off. Headless chromium "
             "without a GPU runs an animation on the renderer's main thread at 60 frames/s, "
-            "which cost more than the text (benchmarks/stream_profile.py); since issue 17 §3 "
+            "which cost more than the text (benchmarks/stream_profile.py); now "
             "the page runs none while an answer streams (assets/styles.css, 'Running "
             "markers'), so this option should no longer change the figure",
         )

@@ -1,4 +1,4 @@
-"""Where the page's CPU goes while a long answer streams (issue 17 §3): a profile, not a figure.
+"""Where the page's CPU goes while a long answer streams: a profile, not a figure.
 
 One answer (default 60,000 tokens at 2,000 tokens/s) sent from a conversation page in
 headless chromium, as `stream_cost.py` does, with two recorders on the page's renderer:

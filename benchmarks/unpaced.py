@@ -1,4 +1,4 @@
-"""Issue 6, #4: the same 20,000-token answer unpaced (the fake model sends as fast as it can).
+"""stream_cost.py's 20,000-token answer unpaced (the fake model sends as fast as it can).
 
 Time from pressing Enter to the full text in the DOM, divided by the floor: the time a bare
 httpx-sse client needs from POST /runs to reading the answer's last token from the bridge's
