@@ -1,8 +1,7 @@
-"""SQLModel tables (docs/architecture.md §5; attachments: db/attachment_models.py). Plain
-SQLModel, not rx.Model (deprecated). Enumerated columns are plain strings of StrEnum values: no
-database enum types, a new value needs no migration. Datetimes are naive UTC,
-`sa_type=DateTime`: sqlmodel would make a timezone-aware column, which PostgreSQL reads in the
-server's time zone."""
+"""SQLModel tables (docs/architecture.md §5; attachments: db/attachment_models.py). Plain SQLModel,
+not rx.Model (deprecated). Enumerated columns are plain strings of StrEnum values: no database enum
+types, a new value needs no migration. Datetimes are naive UTC, `sa_type=DateTime`: sqlmodel would
+make a timezone-aware column, which PostgreSQL reads in the server's time zone."""
 
 from __future__ import annotations
 
