@@ -75,7 +75,8 @@ async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunSta
 )
 async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunStarted:
     """Ask: the message joins the active branch and a run answers it (follow it with the
-    stream). `parentMessageId`, if given, must be the branch's last message."""
+    stream). `parentMessageId`, if given, must be the branch's last message;
+    `attachmentIds`, your uploads the message carries (at most 10; another's is a 404)."""
     return await started(
         use.start_run(
             svc,
@@ -87,6 +88,7 @@ async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunSt
             tool_profile=body.tool_profile,
             max_iterations=body.max_iterations,
             parent_message_id=body.parent_message_id,
+            attachment_ids=body.attachment_ids,
         ),
         new_version="assistant",
     )

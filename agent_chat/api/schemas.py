@@ -186,6 +186,12 @@ class RunCreate(Body):
         le=MAX_ID,
         description="The active branch's last message (refused with 409 if it is not).",
     )
+    attachment_ids: list[Annotated[int, Field(ge=1, le=MAX_ID)]] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Your uploaded files (`POST /api/chat/attachments`) the message carries, "
+        "in order; another person's id is a 404.",
+    )
 
 
 class RunStarted(Out):
@@ -259,6 +265,7 @@ class ModelOut(Out):
     context_length: int | None
     is_default: bool
     has_api_key: bool
+    supports_images: bool = Field(description="Attached images go to it as image parts.")
 
 
 class SkillOut(Out):

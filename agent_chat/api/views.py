@@ -118,6 +118,7 @@ def model_out(model: ModelConfig) -> ModelOut:
         context_length=model.context_length,
         is_default=model.is_default,
         has_api_key=bool(model.api_key),
+        supports_images=model.supports_images,
     )
 
 

@@ -114,3 +114,14 @@ def apply_context_length(agent: Any, model: ModelSpec) -> None:
         api_mode=getattr(agent, "api_mode", ""),
         max_tokens=getattr(agent, "max_tokens", None),
     )
+
+
+def apply_vision(agent: Any, model: ModelSpec) -> None:
+    """A model the app marks as reading images (`supports_images`) gets a message's image
+    parts as they are: hermes otherwise decides from its config.yaml and models.dev
+    (`AIAgent._model_supports_vision`), and for a model it does not know replaces each
+    image with its vision tool's description. Unmarked: hermes' own decision."""
+    if model.supports_images:
+        agent._model_supports_vision = lambda: True
+    else:
+        agent.__dict__.pop("_model_supports_vision", None)

@@ -35,7 +35,7 @@ def _usage(result: dict[str, Any]) -> dict[str, int]:
 
 def execute(run: Run, pool: AgentPool) -> None:
     """The body of a run's thread: build or reuse the agent, run one turn, finish."""
-    from agent_chat.bridge.agent_factory import apply_context_length
+    from agent_chat.bridge.agent_factory import apply_context_length, apply_vision
 
     request = run.request
     run.buffer.emit(EventType.RUN_STARTED, session_id=run.session_id, model=run.model.model)
@@ -57,6 +57,7 @@ def execute(run: Run, pool: AgentPool) -> None:
         agent.ephemeral_system_prompt = request.system_prompt or None
         agent.max_iterations = request.max_iterations or 90
         apply_context_length(agent, run.model)
+        apply_vision(agent, run.model)
         agent.clear_interrupt()  # before run.agent is set, so it cannot erase a new stop
         run.agent = agent
         if run.stop_requested:  # a stop (or the watchdog) came while the agent was built
@@ -69,7 +70,7 @@ def execute(run: Run, pool: AgentPool) -> None:
             _workspace(run, profile),
         ):
             result = agent.run_conversation(
-                request.message, conversation_history=history, task_id=run.session_id
+                request.agent_message(), conversation_history=history, task_id=run.session_id
             )
         _finish_from_result(run, result)
     except Exception as exc:

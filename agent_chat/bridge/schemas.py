@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # hermes refuses models whose context window is below this many tokens.
 HERMES_MIN_CONTEXT = 64_000
@@ -25,6 +25,8 @@ class ModelSpec(BaseModel):
     model: str = Field(min_length=1)
     context_length: int | None = Field(default=None, ge=HERMES_MIN_CONTEXT)
     max_tokens: int | None = Field(default=None, gt=0)
+    # The app's model says it reads images: a message's image parts go to it as they are.
+    supports_images: bool = False
 
     def pool_key(self) -> tuple[object, ...]:
         """What an agent instance is built from: a change means a new agent."""
@@ -36,10 +38,46 @@ class HistoryMessage(BaseModel):
     content: str
 
 
+# A message with attachments (the app's services/attachment_parts.py): OpenAI content parts,
+# which hermes' run_conversation takes as the user message. Bounds: 10 attachments and the
+# text part; an image is a data: URL of at most a 20 MB file (base64: 4/3 of it).
+MAX_PARTS = 11
+MAX_IMAGE_URL_CHARS = 40_000_000
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["text"]
+    text: str = Field(min_length=1)
+
+
+class ImageUrl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(
+        pattern=r"^data:image/(png|jpeg|gif|webp);base64,", max_length=MAX_IMAGE_URL_CHARS
+    )
+
+
+class ImagePart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
 class StartRunRequest(BaseModel):
     user: UserId
     session_id: str = Field(min_length=1, max_length=200)
-    message: str = Field(min_length=1)
+    # Plain text, or content parts (text first) when the message carries attachments.
+    message: (
+        Annotated[str, Field(min_length=1)]
+        | Annotated[list[ContentPart], Field(min_length=1, max_length=MAX_PARTS)]
+    )
     history: list[HistoryMessage] = Field(default_factory=list)
     system_prompt: str | None = None
     model: ModelSpec
@@ -50,6 +88,19 @@ class StartRunRequest(BaseModel):
     # app passes the conversation's UUID, which a reset keeps).
     workspace: str | None = Field(default=None, min_length=1, max_length=200)
     run_id: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @field_validator("message")
+    @classmethod
+    def _text_first(cls, message: str | list[TextPart | ImagePart]) -> object:
+        if not isinstance(message, str) and not isinstance(message[0], TextPart):
+            raise ValueError("content parts begin with the text part")
+        return message
+
+    def agent_message(self) -> str | list[dict[str, object]]:
+        """What hermes' run_conversation is given: the text, or the parts as plain dicts."""
+        if isinstance(self.message, str):
+            return self.message
+        return [part.model_dump() for part in self.message]
 
 
 class ClarifyAnswer(BaseModel):

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, func, literal, update
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
+from agent_chat.db import attachment_notes
 from agent_chat.db.errors import InvalidTree, NotFound
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus, utcnow
 from agent_chat.db.sessions import touch_session
@@ -266,13 +267,15 @@ def history_for(
             and message.status == MessageStatus.SUMMARY.value
         ):
             summary_at = index
+    users = [m.id for m in path[cut:] if m.role == MessageRole.USER.value]
+    notes = attachment_notes.notes_for(session, users)  # issue 36: files named, not sent
     if summary_at is None:
-        return _as_turns(path[cut:])
+        return _as_turns(path[cut:], notes)
     summary = path[summary_at]
     turn = path[max(cut, summary_at - 2) : summary_at]
     return [
         {"role": "user", "content": SUMMARY_PREFIX + summary.content},
-        *_as_turns(turn + path[summary_at + 1 :]),
+        *_as_turns(turn + path[summary_at + 1 :], notes),
     ]
 
 
@@ -280,13 +283,16 @@ FAILED_NOTE = "[No answer: this reply failed ({error}).]"
 STOPPED_NOTE = "[No answer: the person stopped this reply before it began.]"
 
 
-def _as_turns(path: list[ChatMessage]) -> list[dict[str, str]]:
-    """User and assistant messages as chat turns (markers and running answers left out)."""
+def _as_turns(path: list[ChatMessage], notes: dict[int, str]) -> list[dict[str, str]]:
+    """User and assistant messages as chat turns (markers and running answers left out); a
+    user message with attachments ends with the note naming them (db/attachment_notes.py)."""
     turns: list[dict[str, str]] = []
     for message in path:
         text = message.content.strip()
         if message.role == MessageRole.USER.value and text:
-            turns.append({"role": "user", "content": message.content})
+            note = notes.get(message.id)
+            content = f"{message.content}\n\n{note}" if note else message.content
+            turns.append({"role": "user", "content": content})
         elif message.role != MessageRole.ASSISTANT.value:
             continue
         elif message.status == MessageStatus.FAILED.value:

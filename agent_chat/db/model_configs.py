@@ -33,6 +33,7 @@ _UPDATABLE = {
     "api_key",
     "context_length",
     "is_default",
+    "supports_images",
     "price_input",
     "price_output",
 }
@@ -169,6 +170,7 @@ def create_model(
     is_default: bool = False,
     price_input: float | None = None,
     price_output: float | None = None,
+    supports_images: bool = False,
 ) -> ModelConfig:
     name, base_url, model_name = name.strip(), base_url.strip(), model_name.strip()
     prices = {"price_input": price_input, "price_output": price_output}
@@ -187,6 +189,7 @@ def create_model(
         model_name=model_name,
         api_key=api_key or None,
         context_length=context_length,
+        supports_images=bool(supports_images),
         **prices,
     )
     _flush_name(session, model, name)
@@ -228,6 +231,7 @@ def update_model(*, session: Session, model_id: int, **fields: Any) -> ModelConf
     moved = not same_base_url(model.base_url, base_url)
     model.name, model.base_url, model.model_name = name, base_url, model_name
     model.context_length = context_length
+    model.supports_images = bool(fields.get("supports_images", model.supports_images))
     model.price_input, model.price_output = prices["price_input"], prices["price_output"]
     api_key = fields.get("api_key")
     if api_key is not None:

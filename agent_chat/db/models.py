@@ -57,8 +57,7 @@ class ModelConfig(SQLModel, table=True):
     """An OpenAI-compatible endpoint the agent can use. `api_key` never goes to the browser."""
 
     __tablename__ = "model_config"
-    __table_args__ = (
-        # Named, so a SQLite batch migration can drop it; on the key: db/names.py.
+    __table_args__ = (  # named, so a SQLite batch migration can drop it (db/names.py)
         UniqueConstraint("name_key", name="uq_model_config_name_key"),
         {"extend_existing": True},
     )
@@ -70,10 +69,10 @@ class ModelConfig(SQLModel, table=True):
     model_name: str
     api_key: str | None = None
     context_length: int | None = None
-    # Optional prices in USD per million tokens: a cost per answer and per conversation.
-    price_input: float | None = None
+    price_input: float | None = None  # optional, USD per million tokens (cost figures)
     price_output: float | None = None
     is_default: bool = False
+    supports_images: bool = False  # it reads image parts (issue 36: attachments as images)
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
 
 

@@ -13,7 +13,7 @@ from enum import StrEnum
 from sqlalchemy import update
 from sqlmodel import Session, col
 
-from agent_chat.db import messages, model_configs, pauses, running, sessions
+from agent_chat.db import attachments, messages, model_configs, pauses, running, sessions
 from agent_chat.db.errors import StoreError
 from agent_chat.db.models import (
     ChatMessage,
@@ -61,6 +61,8 @@ class TurnPlan:
     # the conversation has no run going on and the person fewer working runs than this
     # (db/running.py). None: the caller checked (one worker, its own memory).
     max_active_runs: int | None = None
+    # The person's attachments the new user message carries (SEND), linked in this turn.
+    attachment_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,13 @@ def prepare_turn(
             skill_folder=skill_folder,
             tool_profile=tool_profile,
         )
+        if plan.attachment_ids:  # another's or a missing one: NotFound, nothing written
+            attachments.link_to_message(
+                session=session,
+                user_id=plan.owner_id,
+                message_id=user.id,
+                attachment_ids=list(plan.attachment_ids),
+            )
     assistant = messages.append_message(
         session=session,
         chat_session_id=chat.id,

@@ -19,4 +19,6 @@ def bridge_model(model: ModelConfig) -> dict[str, Any]:
         # hermes' "custom" provider asks for 65,536 output tokens unless told otherwise, more
         # than a small window holds; an eighth of the window leaves room for the context.
         body["max_tokens"] = max(1024, model.context_length // 8)
+    if model.supports_images:
+        body["supports_images"] = True  # image parts go to it as they are (bridge/execute.py)
     return body

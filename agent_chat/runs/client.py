@@ -102,7 +102,7 @@ class BridgeClient:
         *,
         user_id: int,
         session_id: str,
-        message: str,
+        message: str | list[dict[str, Any]],  # content parts when it carries attachments
         history: list[dict[str, str]],
         model: dict[str, Any],
         system_prompt: str | None = None,

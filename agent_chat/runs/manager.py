@@ -207,14 +207,19 @@ class RunManager:
         skill_folder: str | None = None,
         tool_profile: str | None = None,
         max_iterations: int | None = None,
+        attachment_ids: tuple[int, ...] = (),
+        content: str | list[dict[str, Any]] | None = None,
     ) -> StartedRun:
         """Append the user's message to the active branch and start a run answering it
-        (`max_iterations`: the agent's step limit for this run, hermes' 90 by default)."""
+        (`max_iterations`: the agent's step limit for this run, hermes' 90 by default).
+        `attachment_ids` are linked to it in the turn's transaction; `content`, if given, is
+        what the agent is sent instead of `text` (services/attachment_parts.py)."""
         self.validate_message(text)
         plan = TurnPlan(
             TurnMode.SEND, session_uuid, user_id, text, None, model_id, skill_folder, tool_profile
         )
-        return await self._start(plan, max_iterations=max_iterations)
+        plan = replace(plan, attachment_ids=attachment_ids)
+        return await self._start(plan, max_iterations=max_iterations, content=content)
 
     async def edit(
         self, *, user_id: int, session_uuid: str, message_id: int, text: str
@@ -228,7 +233,9 @@ class RunManager:
         plan = TurnPlan(TurnMode.REGENERATE, session_uuid, user_id, message_id=message_id)
         return await self._start(plan)
 
-    async def _start(self, plan: TurnPlan, *, max_iterations: int | None = None) -> StartedRun:
+    async def _start(
+        self, plan: TurnPlan, *, max_iterations: int | None = None, content: Any = None
+    ) -> StartedRun:
         await self.memory_handover.ensure()  # a pre-accounts memory goes to the first admin
         async with self._lock:
             if self.consumed.in_conversation(plan.session_uuid, plan.owner_id):
@@ -282,7 +289,7 @@ class RunManager:
             return client.start_run(
                 user_id=plan.owner_id,  # the agent works in its owner's hermes home (memory)
                 session_id=prepared.hermes_session,
-                message=prepared.text,
+                message=prepared.text if content is None else content,
                 history=prepared.history,
                 model=bridge_model(prepared.model),
                 system_prompt=prepared.system_prompt,

@@ -53,6 +53,7 @@ async def create_model(
     is_default: bool = False,
     price_input: float | None = None,
     price_output: float | None = None,
+    supports_images: bool = False,
 ) -> ModelConfig:
     """A new model (the first one is the default whatever `is_default` says)."""
     await require_admin(svc, user_id=user_id)
@@ -66,6 +67,7 @@ async def create_model(
         is_default=is_default,
         price_input=price_input,
         price_output=price_output,
+        supports_images=supports_images,
     )
 
 

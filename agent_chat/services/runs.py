@@ -23,6 +23,7 @@ from agent_chat.db.models import ChatMessage, RunPause
 from agent_chat.db.running import RUN_ACTIVE, STILL_RUNNING, TOO_MANY_RUNS, too_many_runs
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused, StartedRun, UnknownRun
+from agent_chat.services import attachment_parts
 from agent_chat.services.backend import Backend
 from agent_chat.services.conversations import (
     conversation_for,
@@ -124,10 +125,13 @@ async def start_run(
     tool_profile: str | None = None,
     max_iterations: int | None = None,
     parent_message_id: int | None = None,
+    attachment_ids: list[int] | None = None,
 ) -> StartedRun:
     """The message joins the active branch and a run answers it. `parent_message_id`, if
     given, must be the branch's last message (`RunConflict` "not_branch_end" otherwise: the
-    client saw another branch). `max_iterations`: the agent's step limit for this run."""
+    client saw another branch). `max_iterations`: the agent's step limit for this run.
+    `attachment_ids`: the person's uploads the message carries (linked to it in the turn's
+    transaction; the agent gets them as services/attachment_parts.py says)."""
     chat = await conversation_for(svc, user_id=user_id, session_uuid=session_uuid)
     check_message(svc, text)
     await check_choices(
@@ -143,6 +147,14 @@ async def start_run(
                 f"(that is {leaf}): activate its version first, or edit a message.",
                 "not_branch_end",
             )
+    linked, content = await attachment_parts.for_run(
+        svc,
+        user_id=user_id,
+        session_uuid=chat.session_uuid,
+        model_id=model_id,
+        text=text,
+        attachment_ids=attachment_ids or [],
+    )
     return await svc.runs.send(
         user_id=user_id,
         session_uuid=chat.session_uuid,
@@ -151,6 +163,8 @@ async def start_run(
         skill_folder=skill_folder,
         tool_profile=tool_profile,
         max_iterations=max_iterations,
+        attachment_ids=linked,
+        content=content,
     )
 
 

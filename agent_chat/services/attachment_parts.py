@@ -1,0 +1,156 @@
+"""What the agent receives of a message's attachments (issue 36 §3), built here only.
+
+The rule, per attachment, in the message's order:
+- **Text-like** (`text/*`, which is what a UTF-8 file sniffs as, JSON, XML, YAML, JavaScript):
+  inline in the message's text part as a fenced block headed by the file's name, at most
+  `TEXT_LIMIT` characters a file (invalid UTF-8 replaced); a longer file is cut and the
+  heading says so.
+- **Images** (PNG, JPEG, GIF, WebP): an OpenAI `image_url` part with a base64 `data:` URL
+  when the model is marked `supports_images`; otherwise one line naming the image
+  (`[image photo.png attached: this model does not read images]`).
+- **Anything else**: one line with its name, type and size (its content is not sent).
+
+With attachments the message is a list of content parts (`[{"type": "text", ...},
+{"type": "image_url", ...}]`, the shape hermes' `run_conversation` takes); without, the
+plain text, exactly as before. Later turns carry only a note naming them
+(db/attachment_notes.py).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from agent_chat.db import sessions, turns
+from agent_chat.db.attachment_models import Attachment
+from agent_chat.db.attachment_notes import human_size
+from agent_chat.db.errors import ValidationFailed
+from agent_chat.services.attachment_stores import store_for
+from agent_chat.services.attachments import MAX_PER_MESSAGE, get_attachment
+from agent_chat.services.ids import row_id
+
+TEXT_LIMIT = 100_000  # characters of one text-like file inline
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+TEXT_TYPES = frozenset(
+    {
+        "application/json",
+        "application/xml",
+        "application/x-yaml",
+        "application/yaml",
+        "application/javascript",
+        "application/sql",
+        "application/x-sh",
+    }
+)
+
+ContentPart = dict[str, Any]
+
+
+def is_text(media_type: str) -> bool:
+    return media_type.startswith("text/") or media_type in TEXT_TYPES
+
+
+async def _read(svc: Any, row: Attachment, limit: int | None = None) -> bytes:
+    """The attachment's bytes (the first `limit` or a little more, when given)."""
+    data = bytearray()
+    chunks = store_for(svc).open(row.storage_key)
+    try:
+        async for chunk in chunks:
+            data.extend(chunk)
+            if limit is not None and len(data) >= limit:
+                break
+    finally:
+        await chunks.aclose()
+    return bytes(data if limit is None else data[:limit])
+
+
+def fenced(name: str, text: str, *, size: int, truncated: bool) -> str:
+    """The file as a fenced block with its name; the fence outlasts any inside the text."""
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    cut = (
+        f", cut: the first {TEXT_LIMIT:,} characters of {human_size(size)} are shown"
+        if truncated
+        else ""
+    )
+    return f"[attached file {name} ({human_size(size)}{cut})]\n{fence}{name}\n{text}\n{fence}"
+
+
+async def text_block(svc: Any, row: Attachment) -> str:
+    # A character is at most 4 bytes of UTF-8: this many bytes hold TEXT_LIMIT characters.
+    raw = await _read(svc, row, limit=4 * TEXT_LIMIT + 4)
+    text = raw.decode("utf-8", errors="replace")
+    truncated = len(text) > TEXT_LIMIT or len(raw) < row.size  # more bytes: more characters
+    return fenced(row.name, text[:TEXT_LIMIT], size=row.size, truncated=truncated)
+
+
+def other_note(row: Attachment) -> str:
+    return (
+        f"[file {row.name} attached ({row.media_type}, {human_size(row.size)}): "
+        "its content is not shown to you]"
+    )
+
+
+def image_note(row: Attachment) -> str:
+    return f"[image {row.name} attached: this model does not read images]"
+
+
+async def agent_message(
+    svc: Any, *, text: str, attachments: list[Attachment], sees_images: bool
+) -> str | list[ContentPart]:
+    """The message the agent is sent: `text` alone without attachments, else content parts
+    (the text part first: the person's text, then each file's block or note)."""
+    if not attachments:
+        return text
+    blocks = [text]
+    images: list[ContentPart] = []
+    for row in attachments:
+        if row.media_type in IMAGE_TYPES and sees_images:
+            data = base64.b64encode(await _read(svc, row)).decode("ascii")
+            url = f"data:{row.media_type};base64,{data}"
+            images.append({"type": "image_url", "image_url": {"url": url}})
+            blocks.append(f"[image {row.name} attached ({human_size(row.size)})]")
+        elif row.media_type in IMAGE_TYPES:
+            blocks.append(image_note(row))
+        elif is_text(row.media_type):
+            blocks.append(await text_block(svc, row))
+        else:
+            blocks.append(other_note(row))
+    return [{"type": "text", "text": "\n\n".join(blocks)}, *images]
+
+
+def _sees_images(*, session: Any, session_uuid: str, user_id: int, model_id: int | None) -> bool:
+    """Whether the model the run will use (chosen, else the conversation's, else the
+    default: `turns.resolve_model`) is marked as reading images."""
+    chat = sessions.get_session(session=session, session_uuid=session_uuid, user_id=user_id)
+    try:
+        model = turns.resolve_model(session, model_id, chat.model_id if chat else None)
+    except turns.Refused:
+        return False  # no model: the turn refuses it
+    return bool(model.supports_images)
+
+
+async def for_run(
+    svc: Any,
+    *,
+    user_id: int,
+    session_uuid: str,
+    model_id: int | None,
+    text: str,
+    attachment_ids: list[int],
+) -> tuple[tuple[int, ...], str | list[ContentPart] | None]:
+    """The attachments of a new message, checked as the person's (another's id is
+    `NotFound`, like a missing one; more than MAX_PER_MESSAGE a `ValidationFailed`), and the
+    agent's message made of them (None without attachments: the turn's text is sent)."""
+    ids = tuple(dict.fromkeys(row_id(i, "Attachment") for i in attachment_ids))
+    if len(ids) > MAX_PER_MESSAGE:
+        message = f"At most {MAX_PER_MESSAGE} attachments per message."
+        raise ValidationFailed({"attachmentIds": message})
+    if not ids:
+        return (), None
+    rows = [await get_attachment(svc, user_id=user_id, attachment_id=i) for i in ids]
+    sees = await svc.storage.call(
+        _sees_images, session_uuid=session_uuid, user_id=user_id, model_id=model_id
+    )
+    return ids, await agent_message(svc, text=text, attachments=rows, sees_images=sees)

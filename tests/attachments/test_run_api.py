@@ -1,0 +1,83 @@
+"""`attachmentIds` on `POST /api/chat/sessions/{id}/runs` (issue 36 §3) on the test process's
+real stack: the uploaded CSV reaches the scripted model inline with its name; another
+person's attachment id is the same 404 as a missing one, with no message stored and no run;
+more than ten ids are a 422 (the schema's bound)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from agent_chat.db import api_tokens, users
+from agent_chat.db.engine import make_engine, open_session
+from tests.support.api import api_client, new_session, read_stream, start_run
+from tests.support.stack import Stack
+
+pytestmark = pytest.mark.e2e
+
+CSV = b"city,people\nLyon,522250\nGhent,265086\n"
+
+
+@pytest.fixture
+def client(api_stack: Stack, api_token: str) -> Iterator[httpx.Client]:
+    with api_client(api_stack, api_token) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def bob(api_stack: Stack) -> Iterator[httpx.Client]:
+    engine = make_engine(api_stack.db_url)
+    try:
+        with open_session(engine) as session:
+            row = users.find_user(session=session, username="bob-runs") or users.create_user(
+                session=session, username="bob-runs", password="bob's long password"
+            )
+            token = api_tokens.create_token(session=session, user_id=row.id, name="b").token
+    finally:
+        engine.dispose()
+    with api_client(api_stack, token) as client:
+        yield client
+
+
+def _upload(client: httpx.Client, name: str, data: bytes) -> int:
+    response = client.post("/api/chat/attachments", files=[("files", (name, data))])
+    assert response.status_code == 201, response.text
+    return response.json()["attachments"][0]["id"]
+
+
+def test_a_run_with_an_attachment_sends_it_to_the_model(client, api_stack: Stack) -> None:
+    csv_id = _upload(client, "cities.csv", CSV)
+    session_id = new_session(client)
+    run = start_run(client, session_id, "Which city is larger? (api)", attachmentIds=[csv_id])
+    assert read_stream(client, run["runId"]).last().type == "run_completed"
+    sent = [
+        body["messages"][-1]["content"]
+        for body in api_stack.fake.requests()
+        if "Which city is larger? (api)" in str(body["messages"][-1]["content"])
+    ]
+    assert sent, "the model never got the question"
+    text = sent[-1] if isinstance(sent[-1], str) else sent[-1][0]["text"]
+    assert "```cities.csv\n" + CSV.decode() in text
+
+
+def test_another_persons_attachment_is_404_and_nothing_is_stored(client, bob) -> None:
+    theirs = _upload(bob, "secret.csv", b"name,salary\nbob,1\n")
+    session_id = new_session(client)
+    for ids in ([theirs], [2**31 - 1]):
+        response = client.post(
+            f"/api/chat/sessions/{session_id}/runs", json={"message": "hi", "attachmentIds": ids}
+        )
+        assert response.status_code == 404, response.text
+    assert client.get(f"/api/chat/sessions/{session_id}").json()["messages"] == []
+
+
+def test_more_than_ten_attachments_is_422(client) -> None:
+    session_id = new_session(client)
+    response = client.post(
+        f"/api/chat/sessions/{session_id}/runs",
+        json={"message": "hi", "attachmentIds": list(range(1, 12))},
+    )
+    assert response.status_code == 422, response.text
+    assert client.get(f"/api/chat/sessions/{session_id}").json()["messages"] == []

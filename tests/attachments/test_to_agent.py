@@ -1,0 +1,151 @@
+"""What the agent receives of a message's attachments (issue 36 §3: services/attachment_parts.py),
+through the send use case (services/runs.py) with a real RunManager, the real bridge and
+hermes, and the scripted model, whose request log is what the model was sent: a CSV inline
+with its name, a PNG as an image part with its bytes (model marked as seeing images) or a
+note (not marked); another person's attachment id or more than ten are refused with nothing
+stored or sent; later turns carry a note naming the files, not their content."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from agent_chat.db import model_configs
+from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.runs.storage import Storage
+from agent_chat.services import attachment_parts
+from agent_chat.services import attachments as uploads
+from agent_chat.services import runs as use
+from agent_chat.services.attachment_parts import TEXT_LIMIT
+from tests.fakes.model_server import RunningFakeModel
+from tests.support.bridge import RunningBridge
+from tests.support.runs import chat_messages, fake_model_row, finished, managers, new_chat
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + os.urandom(48)
+CSV = b"city,people\nLyon,522250\nGhent,265086\n"
+
+
+@pytest.fixture
+async def backend(
+    db_url: str, storage: Storage, bridge: RunningBridge, fake_model: RunningFakeModel
+) -> AsyncIterator[SimpleNamespace]:
+    model_id = fake_model_row(storage, fake_model)
+    async with managers(db_url, storage) as make:
+        runs = await make(bridge.base_url, s3=None)
+        yield SimpleNamespace(storage=storage, runs=runs, settings=runs.settings, model=model_id)
+
+
+async def _upload(svc: Any, user: int, data: bytes, name: str) -> int:
+    async def one() -> AsyncIterator[bytes]:
+        yield data
+
+    return (await uploads.upload(svc, user_id=user, name=name, chunks=one())).id
+
+
+def _sent_to_model(fake: RunningFakeModel, marker: str) -> list[dict[str, Any]]:
+    """The last user turn's content of the last request whose last user turn holds `marker`."""
+    for body in reversed(fake.requests()):
+        users = [m for m in body.get("messages", []) if m["role"] == "user"]
+        content = users[-1]["content"] if users else ""
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if any(marker in p.get("text", "") for p in parts):
+            return parts
+    raise AssertionError(f"the model was never sent {marker!r}")
+
+
+async def _ask(svc: Any, user: int, chat: str, text: str, ids: list[int]) -> None:
+    started = await use.start_run(
+        svc, user_id=user, session_uuid=chat, text=text, attachment_ids=ids
+    )
+    await finished(svc.storage, started.assistant_message_id)
+
+
+@pytest.mark.parametrize("sees_images", [True, False])
+async def test_a_csv_inline_and_a_png_as_an_image_part_or_a_note(
+    backend, user, fake_model, sees_images: bool
+) -> None:
+    svc = backend
+    await svc.storage.call(
+        model_configs.update_model, model_id=svc.model, supports_images=sees_images
+    )
+    csv_id = await _upload(svc, user, CSV, "cities.csv")
+    png_id = await _upload(svc, user, PNG, "photo.png")
+    chat = new_chat(svc.storage, user)
+    question = f"Compare these, please ({sees_images})"
+    await _ask(svc, user, chat, question, [csv_id, png_id])
+
+    parts = _sent_to_model(fake_model, question)
+    text = parts[0]["text"]
+    assert "```cities.csv\n" + CSV.decode() in text
+    images = [p for p in parts if p.get("type") == "image_url"]
+    if sees_images:
+        url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+        assert [p["image_url"]["url"] for p in images] == [url]
+    else:
+        assert images == []
+        assert "[image photo.png attached: this model does not read images]" in text
+    stored = chat_messages(svc.storage, chat)[0]
+    linked = await svc.storage.call(uploads.rows.message_attachments, message_ids=[stored.id])
+    assert [a.id for a in linked[stored.id]] == [csv_id, png_id]
+
+    # A later turn: the earlier message's text and a note naming its files, not their content.
+    await _ask(svc, user, chat, "And now?", [])
+    history = [m for m in fake_model.requests()[-1]["messages"] if m["role"] == "user"]
+    earlier = history[-2]["content"]
+    earlier = earlier if isinstance(earlier, str) else earlier[0]["text"]
+    assert earlier.startswith(question)
+    assert "[attached earlier: cities.csv (text/plain" in earlier and "photo.png" in earlier
+    assert "Lyon" not in earlier
+    assert history[-1]["content"] == "And now?"  # no attachments: plain text, as before
+
+
+async def test_another_persons_attachment_is_not_found_and_nothing_is_stored_or_sent(
+    backend, user, other_user, fake_model
+) -> None:
+    svc = backend
+    theirs = await _upload(svc, other_user, CSV, "secret.csv")
+    mine = await _upload(svc, user, PNG, "photo.png")
+    chat = new_chat(svc.storage, user)
+    before = len(fake_model.requests())
+    for ids in ([theirs], [mine, theirs], [2**31 - 1]):
+        with pytest.raises(NotFound):
+            await use.start_run(
+                svc, user_id=user, session_uuid=chat, text="Read it", attachment_ids=ids
+            )
+    assert chat_messages(svc.storage, chat) == []
+    assert len(fake_model.requests()) == before
+    with pytest.raises(ValidationFailed) as refused:
+        await use.start_run(
+            svc, user_id=user, session_uuid=chat, text="Many", attachment_ids=list(range(1, 12))
+        )
+    assert "attachmentIds" in refused.value.field_errors
+    assert chat_messages(svc.storage, chat) == []
+
+
+async def test_the_rule_per_kind(backend, user) -> None:
+    """Text cut at TEXT_LIMIT characters (said), a fence that outlasts the file's, other
+    files named with type and size, and no attachments: the text itself."""
+    svc = backend
+    long_id = await _upload(svc, user, b"x" * (TEXT_LIMIT + 10), "long.txt")
+    fenced_id = await _upload(svc, user, b"a ``` fence\n", "code.md")
+    gz_id = await _upload(svc, user, bytes.fromhex("1f8b0800000000000003") + os.urandom(40), "d.gz")
+    rows = [
+        await uploads.get_attachment(svc, user_id=user, attachment_id=i)
+        for i in (long_id, fenced_id, gz_id)
+    ]
+    parts = await attachment_parts.agent_message(svc, text="Hi", attachments=rows, sees_images=True)
+    text = parts[0]["text"]
+    assert len(parts) == 1 and text.startswith("Hi\n\n")
+    assert f"cut: the first {TEXT_LIMIT:,} characters of 100.0 kB are shown" in text
+    assert "x" * TEXT_LIMIT + "\n```" in text and "x" * (TEXT_LIMIT + 1) not in text
+    assert "````code.md\na ``` fence\n\n````" in text
+    assert "[file d.gz attached (application/gzip, 50 bytes): its content is not shown" in text
+    assert (
+        await attachment_parts.agent_message(svc, text="Hi", attachments=[], sees_images=True)
+        == "Hi"
+    )
