@@ -112,8 +112,8 @@ async def _until_end(subscription: Subscription, timeout: float) -> None:
 MAX_SEQ = 2**31  # a run's events are numbered from 1; no run comes near
 
 
-def _resume_point(header: str | None, query: int | None) -> int:
-    if header is not None and header.strip():
+def _resume_point(header: str, query: int | None) -> int:
+    if header.strip():
         try:
             value = int(header.strip())
         except ValueError:
@@ -142,8 +142,8 @@ async def stream_run(
         None, alias="lastEventId", ge=0, le=MAX_SEQ, description="Resume after this seq."
     ),
     # The schema says what is accepted (a client or fuzzer reading it sends only seqs).
-    last_event_header: str | None = Header(
-        None,
+    last_event_header: str = Header(
+        "",
         alias="Last-Event-ID",
         pattern=r"^\s*[0-9]{0,10}\s*$",
         description="Resume after this seq (wins over the query).",

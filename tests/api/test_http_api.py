@@ -208,9 +208,8 @@ def test_refusals_are_json_with_the_right_status(client: httpx.Client, api_stack
     # The schema says so, so a client (or a fuzzer) reading it sends only seqs.
     stream_op = client.get("/api/openapi.json").json()["paths"]["/api/chat/runs/{run_id}/stream"]
     header = next(p for p in stream_op["get"]["parameters"] if p["name"] == "Last-Event-ID")
-    assert re.fullmatch(header["schema"]["anyOf"][0]["pattern"], "12") and not re.fullmatch(
-        header["schema"]["anyOf"][0]["pattern"], "seven"
-    )
+    pattern = header["schema"]["pattern"]
+    assert re.fullmatch(pattern, "12") and not re.fullmatch(pattern, "seven")
     client.post(f"/api/chat/runs/{run['runId']}/stop")
     wait_idle(client, session_id)
     stale = client.post(
