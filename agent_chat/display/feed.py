@@ -24,7 +24,7 @@ from agent_chat.protocol.reducer import RunView, apply
 def js_length(text: str) -> int:
     """`text.length` in the browser: UTF-16 code units, so a character outside the BMP (an
     emoji) counts two. The store places chunks by this length, never by code points."""
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # in C, not per character
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class LiveFeed:
         self.view = RunView()
         self._shown: dict[str, Any] = {}  # var -> value the page has
         self._page: dict[str, str] = {}  # stream id -> the text the page was sent
+        self._units: dict[str, int] = {}  # stream id -> its js_length (kept, not recounted)
         self._shapes = ShapeCache()  # tool views, shaped once per changed call
 
     def add(self, events: Iterable[RunEvent]) -> None:
@@ -127,8 +128,11 @@ class LiveFeed:
             # streamed): the store never shortens a stream, so the end hands over the stored
             # answer instead (`page_has_answer` is False).
             return None
+        new = text[len(has) :]
+        offset = self._units.get(stream_id, 0)
         self._page[stream_id] = text
-        return Chunk(stream_id, js_length(has), text[len(has) :])
+        self._units[stream_id] = offset + js_length(new)
+        return Chunk(stream_id, offset, new)
 
     def page_has_answer(self, answer: str) -> bool:
         """Whether the page's answer stream already shows `answer` (the stored final text),
