@@ -36,6 +36,9 @@ from agent_chat.services.errors import Busy, ServiceError
 MESSAGE_TOO_LONG = "message_too_long"  # the API's 413
 RUN_FINISHED = "run_finished"
 NOT_OPEN = "not_open"
+FILES_DO_NOT_WAIT = (
+    "A message with files cannot wait in the queue: send it when the answer has ended."
+)
 
 
 class InvalidRunInput(ValidationFailed):
@@ -178,10 +181,12 @@ async def start_conversation(
     model_id: int | None = None,
     skill_folder: str | None = None,
     tool_profile: str | None = None,
+    attachment_ids: list[int] | None = None,
 ) -> StartedRun:
     """A new conversation's first message: the conversation is made with the ids its page
     chose when it opened (its agent may be built for them already) and the run starts.
-    Refused, nothing is kept: there is no conversation without a message."""
+    Refused, nothing is kept: there is no conversation without a message (an attachment
+    not the person's included)."""
     try:
         session_uuid = str(uuid.UUID(session_uuid))
     except (TypeError, ValueError) as exc:
@@ -199,7 +204,12 @@ async def start_conversation(
     )
     try:
         return await start_run(
-            svc, user_id=user_id, session_uuid=session_uuid, text=text, **choices
+            svc,
+            user_id=user_id,
+            session_uuid=session_uuid,
+            text=text,
+            attachment_ids=attachment_ids,
+            **choices,
         )
     except REFUSALS:  # refused before anything was stored
         await svc.storage.call(sessions.delete_session, session_uuid=session_uuid, user_id=user_id)
@@ -215,15 +225,26 @@ async def send_message(
     model_id: int | None = None,
     skill_folder: str | None = None,
     tool_profile: str | None = None,
+    attachment_ids: list[int] | None = None,
 ) -> StartedRun | None:
     """Enter in the page's composer: a run answers the message now, or, while one goes on
-    (on any worker), it waits in the conversation's queue (None) and is sent when it ends."""
+    (on any worker), it waits in the conversation's queue (None) and is sent when it ends.
+    A message with attachments does not wait (the queue keeps text only): `Busy` then."""
     choices = {"model_id": model_id, "skill_folder": skill_folder, "tool_profile": tool_profile}
     if await conversation_state(svc, user_id=user_id, session_uuid=session_uuid):
+        if attachment_ids:
+            raise Busy(FILES_DO_NOT_WAIT)
         return await queue_message(
             svc, user_id=user_id, session_uuid=session_uuid, text=text, **choices
         )
-    return await start_run(svc, user_id=user_id, session_uuid=session_uuid, text=text, **choices)
+    return await start_run(
+        svc,
+        user_id=user_id,
+        session_uuid=session_uuid,
+        text=text,
+        attachment_ids=attachment_ids,
+        **choices,
+    )
 
 
 # ---- the queue -------------------------------------------------------------------------------

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import base64
 import os
+import uuid
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from agent_chat.db import model_configs
+from agent_chat.db import model_configs, queue, sessions
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.runs.storage import Storage
 from agent_chat.services import attachment_parts
 from agent_chat.services import attachments as uploads
 from agent_chat.services import runs as use
 from agent_chat.services.attachment_parts import TEXT_LIMIT
+from agent_chat.services.errors import Busy
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
 from tests.support.runs import chat_messages, fake_model_row, finished, managers, new_chat
@@ -149,3 +151,49 @@ async def test_the_rule_per_kind(backend, user) -> None:
         await attachment_parts.agent_message(svc, text="Hi", attachments=[], sees_images=True)
         == "Hi"
     )
+
+
+async def test_a_new_conversation_with_anothers_attachment_keeps_nothing(
+    backend, user, other_user
+) -> None:
+    svc = backend
+    theirs = await _upload(svc, other_user, CSV, "secret.csv")
+    chat = str(uuid.uuid4())
+    with pytest.raises(NotFound):
+        await use.start_conversation(
+            svc,
+            user_id=user,
+            session_uuid=chat,
+            hermes_session=chat,
+            text="Read it",
+            attachment_ids=[theirs],
+        )
+    assert await svc.storage.call(sessions.get_session, session_uuid=chat, user_id=user) is None
+
+
+async def test_the_turn_checks_again_and_a_refused_link_stores_nothing(backend, user) -> None:
+    """An attachment gone between the use case's check and the turn (the engine called
+    directly): the turn's transaction refuses it, nothing is stored, and the next message
+    goes (the run's lease was let go)."""
+    svc = backend
+    chat = new_chat(svc.storage, user)
+    with pytest.raises(NotFound):
+        await svc.runs.send(user_id=user, session_uuid=chat, text="Hi", attachment_ids=(2**31 - 1,))
+    assert chat_messages(svc.storage, chat) == []
+    started = await svc.runs.send(user_id=user, session_uuid=chat, text="Hi again")
+    await finished(svc.storage, started.assistant_message_id)
+    assert [m.content for m in chat_messages(svc.storage, chat)][0] == "Hi again"
+
+
+async def test_files_do_not_wait_in_the_queue(backend, user) -> None:
+    svc = backend
+    csv_id = await _upload(svc, user, CSV, "cities.csv")
+    chat = new_chat(svc.storage, user)
+    started = await use.start_run(svc, user_id=user, session_uuid=chat, text="long 400 delay=0.05")
+    with pytest.raises(Busy, match="cannot wait in the queue"):
+        await use.send_message(
+            svc, user_id=user, session_uuid=chat, text="and this", attachment_ids=[csv_id]
+        )
+    assert await svc.storage.call(queue.list_queued, session_uuid=chat, user_id=user) == []
+    await use.stop(svc, user_id=user, run_id=started.run_id)
+    await finished(svc.storage, started.assistant_message_id)
