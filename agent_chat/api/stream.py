@@ -121,7 +121,8 @@ def _resume_point(header: str, query: int | None) -> int:
                 422, "Last-Event-ID must be a seq (an integer).", fields={"Last-Event-ID": header}
             ) from None
         if not 0 <= value <= MAX_SEQ:
-            raise ApiError(422, f"Last-Event-ID must be a seq from 0 to {MAX_SEQ}.")
+            message = f"Last-Event-ID must be a seq from 0 to {MAX_SEQ}."
+            raise ApiError(422, message, fields={"Last-Event-ID": message})
         return value
     return query or 0
 
@@ -145,7 +146,7 @@ async def stream_run(
     last_event_header: str = Header(
         "",
         alias="Last-Event-ID",
-        pattern=r"^\s*[0-9]{0,10}\s*$",
+        pattern=r"^\s*[0-9]{0,9}\s*$",  # 9 digits: below MAX_SEQ
         description="Resume after this seq (wins over the query).",
     ),
 ) -> StreamingResponse:
