@@ -228,10 +228,13 @@ class RunManager:
         self.validate_message(text)
         return await self._start(TurnPlan(TurnMode.EDIT, session_uuid, user_id, text, message_id))
 
-    async def regenerate(self, *, user_id: int, session_uuid: str, message_id: int) -> StartedRun:
-        """A new version of an assistant message: the same question answered again."""
+    async def regenerate(
+        self, *, user_id: int, session_uuid: str, message_id: int, content: Any = None
+    ) -> StartedRun:
+        """A new version of an assistant message: the same question answered again
+        (`content`: the question with its attachments, as `send` takes it)."""
         plan = TurnPlan(TurnMode.REGENERATE, session_uuid, user_id, message_id=message_id)
-        return await self._start(plan)
+        return await self._start(plan, content=content)
 
     async def _start(
         self, plan: TurnPlan, *, max_iterations: int | None = None, content: Any = None

@@ -21,7 +21,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from agent_chat.db import sessions, turns
+from agent_chat.db import attachments as attachment_rows
+from agent_chat.db import messages, sessions, turns
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.attachment_notes import human_size
 from agent_chat.db.errors import ValidationFailed
@@ -154,3 +155,24 @@ async def for_run(
         _sees_images, session_uuid=session_uuid, user_id=user_id, model_id=model_id
     )
     return ids, await agent_message(svc, text=text, attachments=rows, sees_images=sees)
+
+
+async def for_regenerate(
+    svc: Any, *, user_id: int, session_uuid: str, question_id: int
+) -> str | list[ContentPart] | None:
+    """A regenerated answer's question as it was first sent: its text with its attachments
+    (None without any: the turn's text is sent). The rule is the same on every branch: a
+    message's files go with that message's own runs, later turns name them."""
+    question = await svc.storage.call(
+        messages.owned_message, message_id=question_id, user_id=user_id
+    )
+    if question is None:
+        return None  # the turn refuses it with its own words
+    linked = await svc.storage.call(attachment_rows.message_attachments, message_ids=[question_id])
+    rows = linked.get(question_id, [])
+    if not rows:
+        return None
+    sees = await svc.storage.call(
+        _sees_images, session_uuid=session_uuid, user_id=user_id, model_id=None
+    )
+    return await agent_message(svc, text=question.content, attachments=rows, sees_images=sees)

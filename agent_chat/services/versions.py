@@ -14,6 +14,7 @@ from agent_chat.db import messages, turns
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import ChatMessage, MessageRole
 from agent_chat.runs.manager import StartedRun
+from agent_chat.services import attachment_parts
 from agent_chat.services.backend import Backend
 from agent_chat.services.conversations import refuse_while_running
 from agent_chat.services.runs import InvalidRunInput, check_can_start, check_message
@@ -53,12 +54,17 @@ async def owned_message(
 
 async def regenerate(svc: Backend, *, user_id: int, message_id: int) -> StartedRun:
     """A new version of an assistant message: the same question answered again."""
-    _, session_uuid = await owned_message(
+    answer, session_uuid = await owned_message(
         svc, user_id=user_id, message_id=message_id, role=MessageRole.ASSISTANT
     )
     await check_can_start(svc, user_id=user_id, session_uuid=session_uuid, action="Regenerating")
+    content = None
+    if answer.parent_id is not None:  # its question's attachments go again (issue 36 §3)
+        content = await attachment_parts.for_regenerate(
+            svc, user_id=user_id, session_uuid=session_uuid, question_id=answer.parent_id
+        )
     return await svc.runs.regenerate(
-        user_id=user_id, session_uuid=session_uuid, message_id=message_id
+        user_id=user_id, session_uuid=session_uuid, message_id=message_id, content=content
     )
 
 

@@ -19,7 +19,7 @@ import pytest
 from agent_chat.db import model_configs, queue, sessions
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.runs.storage import Storage
-from agent_chat.services import attachment_parts
+from agent_chat.services import attachment_parts, versions
 from agent_chat.services import attachments as uploads
 from agent_chat.services import runs as use
 from agent_chat.services.attachment_parts import TEXT_LIMIT
@@ -197,3 +197,18 @@ async def test_files_do_not_wait_in_the_queue(backend, user) -> None:
     assert await svc.storage.call(queue.list_queued, session_uuid=chat, user_id=user) == []
     await use.stop(svc, user_id=user, run_id=started.run_id)
     await finished(svc.storage, started.assistant_message_id)
+
+
+async def test_a_regenerated_answer_gets_its_questions_files_again(
+    backend, user, fake_model
+) -> None:
+    svc = backend
+    csv_id = await _upload(svc, user, CSV, "cities.csv")
+    chat = new_chat(svc.storage, user)
+    await _ask(svc, user, chat, "Sum them (regenerate)", [csv_id])
+    first = chat_messages(svc.storage, chat)[1]
+    again = await versions.regenerate(svc, user_id=user, message_id=first.id)
+    await finished(svc.storage, again.assistant_message_id)
+    sent = _sent_to_model(fake_model, "Sum them (regenerate)")
+    assert fake_model.requests()[-1]["messages"][-1]["content"] == sent
+    assert "```cities.csv\n" + CSV.decode() in sent[0]["text"]
