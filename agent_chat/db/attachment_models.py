@@ -1,4 +1,4 @@
-"""The attachments' tables (issue 36): a file a person uploaded, its bytes when they are kept
+"""The attachments' tables: a file a person uploaded, its bytes when they are kept
 in the database, and which messages use it. Imported by `db/models.py`, so they are on
 `SQLModel.metadata` with the others; they import nothing of it (tables are named by string).
 

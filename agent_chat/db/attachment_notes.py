@@ -1,5 +1,5 @@
-"""The line that names a message's attachments in the history a later run is sent (issue 36
-§3, `messages.history_for`). The rule: a message's files go to the agent with that message
+"""The line that names a message's attachments in the history a later run is sent
+(`messages.history_for`). The rule: a message's files go to the agent with that message
 only (inline text, image parts: services/attachment_parts.py); every later turn, on whatever
 branch, carries the message's text and this note naming them, so the tokens a conversation
 sends again stay bounded by its text.

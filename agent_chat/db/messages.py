@@ -268,7 +268,7 @@ def history_for(
         ):
             summary_at = index
     users = [m.id for m in path[cut:] if m.role == MessageRole.USER.value]
-    notes = attachment_notes.notes_for(session, users)  # issue 36: files named, not sent
+    notes = attachment_notes.notes_for(session, users)  # files named, not sent
     if summary_at is None:
         return _as_turns(path[cut:], notes)
     summary = path[summary_at]

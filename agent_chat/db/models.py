@@ -72,7 +72,7 @@ class ModelConfig(SQLModel, table=True):
     price_input: float | None = None  # optional, USD per million tokens (cost figures)
     price_output: float | None = None
     is_default: bool = False
-    supports_images: bool = False  # it reads image parts (issue 36: attachments as images)
+    supports_images: bool = False  # it reads image parts
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
 
 

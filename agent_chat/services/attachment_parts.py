@@ -1,4 +1,4 @@
-"""What the agent receives of a message's attachments (issue 36 §3), built here only.
+"""What the agent receives of a message's attachments, built here only.
 
 The rule, per attachment, in the message's order:
 - **Text-like** (`text/*`, which is what a UTF-8 file sniffs as, JSON, XML, YAML, JavaScript):
@@ -25,7 +25,7 @@ from agent_chat.db import attachments as attachment_rows
 from agent_chat.db import messages, sessions, turns
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.attachment_notes import human_size
-from agent_chat.db.errors import ValidationFailed
+from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.services.attachment_stores import store_for
 from agent_chat.services.attachments import MAX_PER_MESSAGE, get_attachment
 from agent_chat.services.ids import row_id
@@ -141,16 +141,25 @@ async def for_run(
     text: str,
     attachment_ids: list[int],
 ) -> tuple[tuple[int, ...], str | list[ContentPart] | None]:
-    """The attachments of a new message, checked as the person's (another's id is
-    `NotFound`, like a missing one; more than MAX_PER_MESSAGE a `ValidationFailed`), and the
-    agent's message made of them (None without attachments: the turn's text is sent)."""
+    """The attachments of a new message, checked as the person's, and the agent's message
+    made of them (None without attachments: the turn's text is sent). A bad id is a
+    `ValidationFailed` naming `attachmentIds` (the conversation exists: the request's body is
+    what is wrong), the same for another person's id as for a missing one; so is more
+    than MAX_PER_MESSAGE."""
     ids = tuple(dict.fromkeys(row_id(i, "Attachment") for i in attachment_ids))
     if len(ids) > MAX_PER_MESSAGE:
         message = f"At most {MAX_PER_MESSAGE} attachments per message."
         raise ValidationFailed({"attachmentIds": message})
     if not ids:
         return (), None
-    rows = [await get_attachment(svc, user_id=user_id, attachment_id=i) for i in ids]
+    rows = []
+    for attachment_id in ids:
+        try:
+            rows.append(await get_attachment(svc, user_id=user_id, attachment_id=attachment_id))
+        except NotFound as exc:
+            raise ValidationFailed(
+                {"attachmentIds": f"There is no attachment {attachment_id}."}
+            ) from exc
     sees = await svc.storage.call(
         _sees_images, session_uuid=session_uuid, user_id=user_id, model_id=model_id
     )

@@ -1,4 +1,4 @@
-"""Use cases on attachments (issue 36 §2): upload (streamed), read the metadata, open for
+"""Use cases on attachments: upload (streamed), read the metadata, open for
 download, link to a message, and sweep the unused ones. The page, the HTTP API
 (api/attachments.py) and later the runs call these.
 

@@ -59,7 +59,7 @@ async def regenerate(svc: Backend, *, user_id: int, message_id: int) -> StartedR
     )
     await check_can_start(svc, user_id=user_id, session_uuid=session_uuid, action="Regenerating")
     content = None
-    if answer.parent_id is not None:  # its question's attachments go again (issue 36 §3)
+    if answer.parent_id is not None:  # its question's attachments go again
         content = await attachment_parts.for_regenerate(
             svc, user_id=user_id, session_uuid=session_uuid, question_id=answer.parent_id
         )

@@ -1,4 +1,4 @@
-"""Every conversation, folder and API token has an owner (issue 13 parts 3 and 7):
+"""Every conversation, folder and API token has an owner:
 `chat_session.owner_id`, `chat_folder.owner_id`, `api_token.user_id` → `app_user.id`. The
 sidebar's indexes lead with the owner; folder names are unique per owner. Rows from before
 accounts go to the first administrator when one exists (else `users.create_first_admin`

@@ -1,4 +1,4 @@
-"""Unique names by a key computed in Python (issue 44): `chat_folder.name_key` and
+"""Unique names by a key computed in Python: `chat_folder.name_key` and
 `model_config.name_key` hold `names.name_key(name)` (Unicode NFKC and case folding), and
 the unique constraints are on (owner_id, name_key) and (name_key) instead of the names, so
 `Écrits`, `écrits`, `e\u0301crits` are one folder name on SQLite as on PostgreSQL.

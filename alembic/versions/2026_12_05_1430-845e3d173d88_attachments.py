@@ -1,4 +1,4 @@
-"""Attachments (issue 36 §2): `attachment` (one per owner and sha256, its sniffed media type
+"""Attachments: `attachment` (one per owner and sha256, its sniffed media type
 and where its bytes are), `attachment_chunk` (the bytes kept in the database, 1 MiB a row)
 and `message_attachment` (which messages use which attachment). New tables only: nothing
 existing changes, so the search triggers stay.

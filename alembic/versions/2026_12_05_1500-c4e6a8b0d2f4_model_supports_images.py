@@ -1,4 +1,4 @@
-"""A model says whether it reads images (issue 36 §3): `model_config.supports_images`, false
+"""A model says whether it reads images: `model_config.supports_images`, false
 for every model until someone marks it. A plain added column (model_config has no search
 triggers).
 

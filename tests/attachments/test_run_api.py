@@ -1,7 +1,8 @@
-"""`attachmentIds` on `POST /api/chat/sessions/{id}/runs` (issue 36 §3) on the test process's
-real stack: the uploaded CSV reaches the scripted model inline with its name; another
-person's attachment id is the same 404 as a missing one, with no message stored and no run;
-more than ten ids are a 422 (the schema's bound)."""
+"""`attachmentIds` on `POST /api/chat/sessions/{id}/runs` on the test process's real stack:
+the uploaded CSV reaches the scripted model inline with its name; another person's
+attachment id is the same 422 naming `attachmentIds` as a missing one (the conversation is
+there, the body is wrong), with no message stored and no run; more than ten ids are a 422
+(the schema's bound)."""
 
 from __future__ import annotations
 
@@ -62,14 +63,16 @@ def test_a_run_with_an_attachment_sends_it_to_the_model(client, api_stack: Stack
     assert "```cities.csv\n" + CSV.decode() in text
 
 
-def test_another_persons_attachment_is_404_and_nothing_is_stored(client, bob) -> None:
+def test_another_persons_attachment_is_refused_like_a_missing_one(client, bob) -> None:
     theirs = _upload(bob, "secret.csv", b"name,salary\nbob,1\n")
     session_id = new_session(client)
     for ids in ([theirs], [2**31 - 1]):
         response = client.post(
             f"/api/chat/sessions/{session_id}/runs", json={"message": "hi", "attachmentIds": ids}
         )
-        assert response.status_code == 404, response.text
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["fields"] == {"attachmentIds": f"There is no attachment {ids[0]}."}
     assert client.get(f"/api/chat/sessions/{session_id}").json()["messages"] == []
 
 

@@ -1,4 +1,4 @@
-"""What the agent receives of a message's attachments (issue 36 §3: services/attachment_parts.py),
+"""What the agent receives of a message's attachments (services/attachment_parts.py),
 through the send use case (services/runs.py) with a real RunManager, the real bridge and
 hermes, and the scripted model, whose request log is what the model was sent: a CSV inline
 with its name, a PNG as an image part with its bytes (model marked as seeing images) or a
@@ -106,7 +106,7 @@ async def test_a_csv_inline_and_a_png_as_an_image_part_or_a_note(
     assert history[-1]["content"] == "And now?"  # no attachments: plain text, as before
 
 
-async def test_another_persons_attachment_is_not_found_and_nothing_is_stored_or_sent(
+async def test_another_persons_attachment_is_refused_and_nothing_is_stored_or_sent(
     backend, user, other_user, fake_model
 ) -> None:
     svc = backend
@@ -115,10 +115,12 @@ async def test_another_persons_attachment_is_not_found_and_nothing_is_stored_or_
     chat = new_chat(svc.storage, user)
     before = len(fake_model.requests())
     for ids in ([theirs], [mine, theirs], [2**31 - 1]):
-        with pytest.raises(NotFound):
+        with pytest.raises(ValidationFailed) as bad:  # a missing one's refusal, word for word
             await use.start_run(
                 svc, user_id=user, session_uuid=chat, text="Read it", attachment_ids=ids
             )
+        wrong = ids[-1]
+        assert bad.value.field_errors == {"attachmentIds": f"There is no attachment {wrong}."}
     assert chat_messages(svc.storage, chat) == []
     assert len(fake_model.requests()) == before
     with pytest.raises(ValidationFailed) as refused:
@@ -159,7 +161,7 @@ async def test_a_new_conversation_with_anothers_attachment_keeps_nothing(
     svc = backend
     theirs = await _upload(svc, other_user, CSV, "secret.csv")
     chat = str(uuid.uuid4())
-    with pytest.raises(NotFound):
+    with pytest.raises(ValidationFailed, match="attachmentIds"):
         await use.start_conversation(
             svc,
             user_id=user,

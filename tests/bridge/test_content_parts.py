@@ -1,4 +1,4 @@
-"""A run's message as content parts (issue 36 §3, bridge/schemas.py): plain text as before;
+"""A run's message as content parts (bridge/schemas.py): plain text as before;
 with attachments a list, text part first, images only as base64 data: URLs of the four image
 types, at most MAX_PARTS; hermes is given plain dicts."""
 

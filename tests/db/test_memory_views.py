@@ -279,7 +279,7 @@ def test_a_long_branch_needs_the_same_few_queries(
         with _count_queries(session) as statements:
             snap = memory_snapshot(user_id=user, session=session, session_uuid=target.session_uuid)
         counts.append(len(statements))
-    assert counts[0] == counts[1] <= 7, counts  # 7: the attachments' notes (issue 36)
+    assert counts[0] == counts[1] <= 7, counts  # 7: the attachments' notes
     assert snap.stats.branch_messages == 300
     assert len(snap.tools) == 20
     assert snap.tools[0].call.call_id == "t149b"

@@ -49,6 +49,7 @@ SEMANTIC_FIELDS = frozenset(
         "folderId",  # filing a conversation in a folder that does not exist
         "toolProfile",  # a profile the operator did not enable
         "parentMessageId",  # not a message of this conversation's active branch
+        "attachmentIds",  # an upload that does not exist, or another person's
     }
 )
 
