@@ -109,7 +109,7 @@ async def _until_end(subscription: Subscription, timeout: float) -> None:
         log.warning("a run's subscription did not end %.0f s after its terminal event", timeout)
 
 
-MAX_SEQ = 2**31  # a run's events are numbered from 1; no run comes near
+MAX_SEQ = 2**31 - 1  # the largest seq an integer column holds (PostgreSQL: int4)
 
 
 def _resume_point(header: str, query: int | None) -> int:

@@ -212,6 +212,10 @@ def test_refusals_are_json_with_the_right_status(client: httpx.Client, api_stack
     assert re.fullmatch(pattern, "12") and not re.fullmatch(pattern, "seven")
     client.post(f"/api/chat/runs/{run['runId']}/stop")
     wait_idle(client, session_id)
+    # The largest seq the schema allows is one the database can compare (PostgreSQL's int4).
+    stream = f"/api/chat/runs/{run['runId']}/stream?lastEventId="
+    assert client.get(stream + str(2**31 - 1)).status_code == 200
+    assert client.get(stream + str(2**31)).status_code == 422
     stale = client.post(
         f"/api/chat/sessions/{session_id}/runs",
         json={"message": "hi", "parentMessageId": run["userMessageId"]},
