@@ -3,6 +3,8 @@
 only (inline text, image parts: services/attachment_parts.py); every later turn, on whatever
 branch, carries the message's text and this note naming them, so the tokens a conversation
 sends again stay bounded by its text.
+Here too the one read of messages' attachments (`message_attachments`): db/messages.py
+imports this module, so it may not import db/attachments.py (which imports db/messages.py).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ def history_note(rows: list[Attachment]) -> str:
     return f"[attached earlier: {named}; their content was sent with this message only]"
 
 
-def notes_for(session: Session, message_ids: list[int]) -> dict[int, str]:
-    """The history note of each of these messages that has attachments (one query)."""
+def message_attachments(*, session: Session, message_ids: list[int]) -> dict[int, list[Attachment]]:
+    """Each message's attachments in order (the app's reads: the caller owns the messages)."""
     if not message_ids:
         return {}
     query = (
@@ -42,4 +44,10 @@ def notes_for(session: Session, message_ids: list[int]) -> dict[int, str]:
     found: dict[int, list[Attachment]] = {}
     for message_id, attachment in session.exec(query).all():
         found.setdefault(message_id, []).append(attachment)
+    return found
+
+
+def notes_for(session: Session, message_ids: list[int]) -> dict[int, str]:
+    """The history note of each of these messages that has attachments (one query)."""
+    found = message_attachments(session=session, message_ids=message_ids)
     return {message_id: history_note(rows) for message_id, rows in found.items()}

@@ -132,22 +132,6 @@ def link_to_message(
     return rows
 
 
-def message_attachments(*, session: Session, message_ids: list[int]) -> dict[int, list[Attachment]]:
-    """Each message's attachments in order (the app's reads: the caller owns the messages)."""
-    if not message_ids:
-        return {}
-    query = (
-        select(MessageAttachment.message_id, Attachment)
-        .join(Attachment, col(Attachment.id) == MessageAttachment.attachment_id)
-        .where(col(MessageAttachment.message_id).in_(message_ids))
-        .order_by(col(MessageAttachment.message_id), col(MessageAttachment.position))
-    )
-    found: dict[int, list[Attachment]] = {}
-    for message_id, attachment in session.exec(query).all():
-        found.setdefault(message_id, []).append(attachment)
-    return found
-
-
 def _unused():
     return ~exists().where(col(MessageAttachment.attachment_id) == Attachment.id)
 

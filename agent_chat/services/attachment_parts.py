@@ -21,10 +21,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from agent_chat.db import attachments as attachment_rows
 from agent_chat.db import messages, sessions, turns
 from agent_chat.db.attachment_models import Attachment
-from agent_chat.db.attachment_notes import human_size
+from agent_chat.db.attachment_notes import human_size, message_attachments
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.services.attachment_stores import store_for
 from agent_chat.services.attachments import MAX_PER_MESSAGE, get_attachment
@@ -177,7 +176,7 @@ async def for_regenerate(
     )
     if question is None:
         return None  # the turn refuses it with its own words
-    linked = await svc.storage.call(attachment_rows.message_attachments, message_ids=[question_id])
+    linked = await svc.storage.call(message_attachments, message_ids=[question_id])
     rows = linked.get(question_id, [])
     if not rows:
         return None

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agent_chat.db import model_configs, queue, sessions
+from agent_chat.db.attachment_notes import message_attachments
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.runs.storage import Storage
 from agent_chat.services import attachment_parts, versions
@@ -92,7 +93,7 @@ async def test_a_csv_inline_and_a_png_as_an_image_part_or_a_note(
         assert images == []
         assert "[image photo.png attached: this model does not read images]" in text
     stored = chat_messages(svc.storage, chat)[0]
-    linked = await svc.storage.call(uploads.rows.message_attachments, message_ids=[stored.id])
+    linked = await svc.storage.call(message_attachments, message_ids=[stored.id])
     assert [a.id for a in linked[stored.id]] == [csv_id, png_id]
 
     # A later turn: the earlier message's text and a note naming its files, not their content.
