@@ -98,6 +98,7 @@ class ModelRow(TypedDict):
     context_length: str
     is_default: bool
     has_key: bool
+    supports_images: bool  # attached images go to it as image parts
     price_input: str  # USD per million tokens, "" when not set
     price_output: str
 
@@ -241,6 +242,7 @@ def model_row(model: ModelConfig) -> ModelRow:
         context_length=str(model.context_length or ""),
         is_default=model.is_default,
         has_key=bool(model.api_key),
+        supports_images=bool(model.supports_images),
         price_input="" if model.price_input is None else f"{model.price_input:g}",
         price_output="" if model.price_output is None else f"{model.price_output:g}",
     )

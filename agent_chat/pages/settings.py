@@ -33,6 +33,15 @@ def _model_card(row: ModelRow) -> rx.Component:
                             "default", color_scheme="green", custom_attrs=tid("model-default-badge")
                         ),
                     ),
+                    rx.cond(
+                        row["supports_images"],
+                        rx.badge(
+                            "images",
+                            color_scheme="blue",
+                            title="Attached images are sent to this model",
+                            custom_attrs=tid("model-images-badge"),
+                        ),
+                    ),
                     align="center",
                 ),
                 rx.text(
@@ -195,6 +204,22 @@ def _form() -> rx.Component:
                 on_change=ModelsState.set_form_default,
                 disabled=NOT_LIVE,
                 custom_attrs=tid("model-default"),
+            ),
+            rx.vstack(
+                rx.checkbox(
+                    "Reads images",
+                    checked=ModelsState.form_images,
+                    on_change=ModelsState.set_form_images,
+                    disabled=NOT_LIVE,
+                    custom_attrs=tid("model-supports-images"),
+                ),
+                rx.text(
+                    "Attached images are sent to it; otherwise the agent gets a note naming "
+                    "the image. Test connection then checks that the endpoint takes one.",
+                    size="1",
+                    color_scheme="gray",
+                ),
+                spacing="1",
             ),
             rx.hstack(
                 rx.button(

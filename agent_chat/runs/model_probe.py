@@ -1,6 +1,7 @@
 """Checks an OpenAI-compatible endpoint before a run uses it (the settings' test button).
 
-Two steps, with the sentences a failed run shows (``agent_chat.bridge.failures``):
+Two steps and a third on request, with the sentences a failed run shows
+(``agent_chat.bridge.failures``):
 
 1. ``GET /models``: reachable, key accepted, the model listed.
 2. A tiny streaming chat completion, read to its end within ``chat_timeout``: many endpoints
@@ -9,6 +10,13 @@ Two steps, with the sentences a failed run shows (``agent_chat.bridge.failures``
    same faults show here. No ``max_tokens`` is sent (newer OpenAI models refuse it); the prompt
    asks for one word. A model that started answering but was still writing when the time ran
    out counts as working.
+3. Only when the form says the model reads images (``check_image``): the same request with a
+   tiny PNG as an ``image_url`` data-URL part, the shape attached images go to such a model
+   in (``services/attachment_parts.py``). An endpoint that answers text may still refuse
+   image parts (HTTP 400 "does not support image input"), and a run would then fail on the
+   first attached image; anything but a complete answer counts as refused. No ``max_tokens``
+   here either, for the same reason: a refusal of that parameter would read as a refused
+   image.
 
 The base URL is whatever an administrator typed, so it may point at any service the app can
 reach. The probe therefore never shows what such a service answered: an HTTP error shows its
@@ -34,6 +42,15 @@ PROBE_PROMPT = "Reply with the single word OK."
 PROVIDER_MESSAGE_CHARS = 300
 SHOWN_MODEL_IDS = 5
 MODEL_ID_CHARS = 80
+# An 8x8 red PNG: small enough for any limit, large enough for providers that refuse 1x1.
+PROBE_IMAGE = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAEUlEQVR42mP4z8CAFTEMLQkA"
+    "KP8/wc53yE8AAAAASUVORK5CYII="
+)
+IMAGE_ACCEPTED = "The endpoint accepted an image."
+IMAGE_REFUSED = (
+    "The endpoint refused an image: {problem} — leave 'Reads images' off for this model."
+)
 
 
 @functools.cache
@@ -61,6 +78,11 @@ def _provider_message(response: httpx.Response) -> str:
         body = response.json()
     except ValueError:
         return ""
+    return _error_message(body)
+
+
+def _error_message(body: object) -> str:
+    """The trimmed ``error.message`` of an OpenAI-shaped error, "" for anything else."""
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return _trim(message, PROVIDER_MESSAGE_CHARS) if isinstance(message, str) else ""
@@ -152,8 +174,10 @@ async def probe_model(
     api_key: str,
     timeout: float = 10.0,
     chat_timeout: float = 20.0,
+    check_image: bool = False,
 ) -> tuple[bool, str]:
-    """(ok, a sentence for the person) after asking for the models, then for a tiny answer."""
+    """(ok, a sentence for the person) after asking for the models, then for a tiny answer,
+    then (`check_image`) for a tiny answer to a message holding an image."""
     if problem := _url_problem(base_url):
         return False, problem
     base = base_url.rstrip("/")
@@ -190,16 +214,36 @@ async def probe_model(
     problem = await _chat_problem(base, model_name, api_key, timeout, chat_timeout)
     if problem:
         return False, problem
-    return True, f"Connected: {listed} and {model_name} answered."
+    answered = f"Connected: {listed} and {model_name} answered."
+    if not check_image:
+        return True, answered
+    problem = await _chat_problem(
+        base, model_name, api_key, timeout, chat_timeout, content=_image_content()
+    )
+    if problem:
+        return False, f"{answered} {IMAGE_REFUSED.format(problem=problem)}"
+    return True, f"{answered} {IMAGE_ACCEPTED}"
+
+
+def _image_content() -> list[dict]:
+    return [
+        {"type": "text", "text": PROBE_PROMPT},
+        {"type": "image_url", "image_url": {"url": PROBE_IMAGE}},
+    ]
 
 
 async def _chat_problem(
-    base: str, model_name: str, api_key: str, timeout: float, chat_timeout: float
+    base: str,
+    model_name: str,
+    api_key: str,
+    timeout: float,
+    chat_timeout: float,
+    content: str | list[dict] = PROBE_PROMPT,
 ) -> str | None:
     """Why a tiny streamed answer failed, or None when it worked."""
     body = {
         "model": model_name,
-        "messages": [{"role": "user", "content": PROBE_PROMPT}],
+        "messages": [{"role": "user", "content": content}],
         "stream": True,
     }
     deadline = time.monotonic() + chat_timeout
@@ -221,9 +265,13 @@ async def _chat_problem(
                     if data == "[DONE]":
                         return None
                     try:
-                        json.loads(data)
+                        chunk = json.loads(data)
                     except ValueError:
                         return failures.malformed_sentence()
+                    if isinstance(chunk, dict) and chunk.get("error"):
+                        # Some proxies refuse after a 200, inside the stream (an image
+                        # part among them): not an answer.
+                        return _stream_error_sentence(chunk)
                     started = True
                 if time.monotonic() > deadline:
                     # Still writing: it answers, just at length. Nothing valid yet: too slow.
@@ -237,3 +285,10 @@ async def _chat_problem(
     except httpx.HTTPError as exc:
         return _connect_sentence(exc, base)
     return None if started else failures.stream_cut_sentence()
+
+
+def _stream_error_sentence(chunk: dict) -> str:
+    """An error sent inside a 200 stream; its message only when OpenAI-shaped."""
+    message = _error_message(chunk)
+    said = f" It said: {message}" if message else ""
+    return f"The model endpoint sent an error instead of an answer.{said}"

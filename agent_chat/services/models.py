@@ -88,8 +88,9 @@ def _update(*, session: Session, model_id: int, **fields: object) -> SavedModel:
 async def update_model(
     svc: Backend, *, user_id: int, model_id: int, api_key: str | None = None, **fields: object
 ) -> SavedModel:
-    """Change the given fields (those of `create_model`). `api_key=None` or "" keeps the
-    stored key, unless the base URL changes: then it is removed (`key_removed`)."""
+    """Change the given fields (those of `create_model`, `supports_images` among them).
+    `api_key=None` or "" keeps the stored key, unless the base URL changes: then it is
+    removed (`key_removed`)."""
     await require_admin(svc, user_id=user_id)
     model_id = row_id(model_id, "Model")
     return await svc.storage.call(_update, model_id=model_id, api_key=api_key or None, **fields)
@@ -118,9 +119,11 @@ async def check_endpoint(
     model_name: str,
     api_key: str = "",
     model_id: int = 0,
+    check_image: bool = False,
 ) -> tuple[bool, str]:
     """Whether the endpoint answers (`runs/model_probe.py`), and a sentence for the person.
-    With no `api_key`, model `model_id`'s stored key is sent, only to its own base URL."""
+    With no `api_key`, model `model_id`'s stored key is sent, only to its own base URL.
+    `check_image` (the form says "Reads images"): whether it also takes an image part."""
     await require_admin(svc, user_id=user_id)
     base_url, note = base_url.strip(), ""
     if not api_key and model_id:
@@ -131,6 +134,6 @@ async def check_endpoint(
             else:
                 note = KEY_NOT_SENT_NOTE
     ok, message = await probe_model(
-        base_url=base_url, model_name=model_name.strip(), api_key=api_key
+        base_url=base_url, model_name=model_name.strip(), api_key=api_key, check_image=check_image
     )
     return ok, message + note

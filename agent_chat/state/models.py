@@ -33,6 +33,7 @@ class ModelsState(AppState):
     editing_id: int = 0  # 0: the form adds a new model
     form: dict[str, str] = {}
     form_default: bool = False
+    form_images: bool = False  # "Reads images": attached images go to it as image parts
     field_errors: dict[str, str] = {}
     form_message: str = ""
     test_result: str = ""
@@ -90,6 +91,7 @@ class ModelsState(AppState):
         # The stored API key is never sent back: an empty field keeps it.
         self.form = {f: str(row[f]) if row and f in row else "" for f in FIELDS}
         self.form_default = bool(row and row["is_default"])
+        self.form_images = bool(row and row["supports_images"])
         self._track_url()
         return rx.set_value(API_KEY_INPUT_ID, "")
 
@@ -105,6 +107,10 @@ class ModelsState(AppState):
         self.form_default = value
 
     @rx.event
+    def set_form_images(self, value: bool) -> None:
+        self.form_images = value
+
+    @rx.event
     def new(self):
         return self.edit(0)
 
@@ -116,6 +122,7 @@ class ModelsState(AppState):
             "base_url": str(form.get("base_url") or "").strip(),
             "model_name": str(form.get("model_name") or "").strip(),
             "is_default": bool(form.get("is_default")),
+            "supports_images": bool(form.get("supports_images")),
         }
         if raw_length and not raw_length.isdigit():
             raise ValidationFailed(
@@ -137,7 +144,11 @@ class ModelsState(AppState):
         actor_id = await self._admin()
         if actor_id is None:
             return None
-        form = {**self.form, "is_default": self.form_default}
+        form = {
+            **self.form,
+            "is_default": self.form_default,
+            "supports_images": self.form_images,
+        }
         self.field_errors, self.form_message = {}, ""
         api_key = self._api_key
         try:
@@ -200,7 +211,8 @@ class ModelsState(AppState):
     @rx.event
     async def test(self):
         """Check the endpoint in the form with the typed key, or with the stored key when the
-        field is empty and the form's base URL is the stored one (never another address)."""
+        field is empty and the form's base URL is the stored one (never another address);
+        with "Reads images" ticked, whether it takes an image part too."""
         actor_id = await self._admin()
         if actor_id is None:
             return
@@ -214,6 +226,7 @@ class ModelsState(AppState):
                 model_name=str(self.form.get("model_name") or ""),
                 api_key=self._api_key,
                 model_id=self.editing_id,
+                check_image=self.form_images,
             )
         except StoreError as exc:  # demoted meanwhile
             ok, message = False, str(exc)

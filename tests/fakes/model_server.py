@@ -31,6 +31,9 @@ after a tool result), and only in its last paragraph: hermes merges two user tur
 line, and the newer message decides. A base URL ``http://host:port/fault/<keywords>/v1`` (keywords joined by
 ``+``) applies them to every chat request through it whatever the message says, while the
 models list stays healthy: for probing an endpoint that lists models but cannot answer.
+The URL keyword ``noimages`` makes it a text-only model: a request with an ``image_url`` part
+in any message gets HTTP 400 with an OpenAI-shaped error (``NO_IMAGES_ERROR``), others are
+answered as usual (``http://host:port/fault/noimages/v1``).
 - a summarization prompt (hermes' context compression): a short summary.
 - ``CALL <tool> <json arguments>`` lines: those tool calls, one per request in order (the
   n-th after n tool results since the user's message), then ``Tool <name> done. Result:
@@ -449,6 +452,21 @@ ERROR_RESPONSES: dict[str, tuple[int, dict[str, str], dict[str, str]]] = {
 }
 
 
+NO_IMAGES_ERROR = {
+    "message": "This model does not support image input",
+    "type": "invalid_request_error",
+}
+
+
+def _has_image(messages: list[dict[str, Any]]) -> bool:
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
 def _request_fault(
     fake: FakeModel, messages: list[dict[str, Any]], url_faults: str
 ) -> tuple[Fault, str]:
@@ -479,7 +497,10 @@ def create_fake_model_app(fake: FakeModel) -> Starlette:
         body = await request.json()
         fake.record(body)
         messages = body.get("messages") or []
-        fault, key = _request_fault(fake, messages, request.path_params.get("faults", ""))
+        url_faults = request.path_params.get("faults", "")
+        if _has_word(url_faults.replace("+", " "), "noimages") and _has_image(messages):
+            return JSONResponse({"error": NO_IMAGES_ERROR}, status_code=400)
+        fault, key = _request_fault(fake, messages, url_faults)
         if fault and fault.once and not fake.first_time(key):
             fault = Fault()
         if fault.kind in ERROR_RESPONSES:

@@ -13,8 +13,13 @@ from collections.abc import Iterator
 import pytest
 
 from agent_chat.bridge import failures
-from agent_chat.runs.model_probe import PROBE_PROMPT, PROVIDER_MESSAGE_CHARS, probe_model
-from tests.fakes.model_server import RunningFakeModel, free_port
+from agent_chat.runs.model_probe import (
+    PROBE_IMAGE,
+    PROBE_PROMPT,
+    PROVIDER_MESSAGE_CHARS,
+    probe_model,
+)
+from tests.fakes.model_server import NO_IMAGES_ERROR, RunningFakeModel, free_port
 from tests.support.http_stub import StubHandler, serving
 
 
@@ -129,6 +134,44 @@ async def test_a_slow_first_token_within_the_probe_wait_passes(
     assert ok, message
 
 
+ANSWERED = "Connected: the endpoint lists 1 model and fake-model answered."
+
+
+def _image_parts(body: dict) -> list[dict]:
+    content = body["messages"][-1]["content"]
+    return [p for p in content if p.get("type") == "image_url"] if isinstance(content, list) else []
+
+
+async def test_an_endpoint_that_reads_images_accepts_one(fake_model: RunningFakeModel) -> None:
+    fake_model.reset()
+    ok, message = await _probe(fake_model.base_url, check_image=True)
+    assert (ok, message) == (True, f"{ANSWERED} The endpoint accepted an image.")
+    text_check, image_check = fake_model.requests()
+    assert _image_parts(text_check) == []
+    assert _image_parts(image_check) == [{"type": "image_url", "image_url": {"url": PROBE_IMAGE}}]
+    assert PROBE_IMAGE.startswith("data:image/png;base64,")
+    assert "max_tokens" not in image_check  # refused by newer models: it would read as refused
+
+
+async def test_a_text_only_endpoint_refusing_an_image_is_no_success(
+    fake_model: RunningFakeModel,
+) -> None:
+    ok, message = await _probe(_faulty(fake_model, "noimages"), check_image=True)
+    assert (ok, message) == (
+        False,
+        f"{ANSWERED} The endpoint refused an image: The model endpoint rejected the request "
+        f"(HTTP 400). It said: {NO_IMAGES_ERROR['message']} — leave 'Reads images' off for "
+        "this model.",
+    )
+
+
+async def test_without_the_image_check_no_image_is_sent(fake_model: RunningFakeModel) -> None:
+    fake_model.reset()
+    ok, message = await _probe(_faulty(fake_model, "noimages"))
+    assert (ok, message) == (True, ANSWERED)
+    assert [_image_parts(body) for body in fake_model.requests()] == [[]]
+
+
 SECRET = "internal-secret-7f3a91"
 OPENAI_MESSAGE = "You exceeded your current quota, please check your plan and billing details."
 HTML_PAGE = f"<html><body><h1>Admin console</h1><p>token={SECRET}</p></body></html>"
@@ -151,6 +194,13 @@ ANSWERS: dict[str, tuple[int, str, str]] = {
     ),
     "chat-html502": (502, "text/html", HTML_PAGE),
     "chat-openai": (400, "application/json", json.dumps({"error": {"message": OPENAI_MESSAGE}})),
+    # A refusal inside a 200 stream (some proxies do so, an image part among the reasons).
+    "chat-streamerror": (
+        200,
+        "text/event-stream",
+        f"data: {json.dumps({'error': {'message': OPENAI_MESSAGE}})}\n\n",
+    ),
+    "chat-streamsecret": (200, "text/event-stream", f"data: {json.dumps({'error': SECRET})}\n\n"),
 }
 
 
@@ -223,6 +273,14 @@ async def test_an_openai_shaped_error_shows_the_providers_message(
     assert (
         message == f"The model endpoint rejected the request (HTTP 400). It said: {OPENAI_MESSAGE}"
     )
+
+
+async def test_an_error_inside_a_stream_is_no_answer(internal: tuple[str, list[str]]) -> None:
+    _, message = await _probe_internal(internal, "chat-streamerror")
+    said = f"The model endpoint sent an error instead of an answer. It said: {OPENAI_MESSAGE}"
+    assert message == said
+    _, message = await _probe_internal(internal, "chat-streamsecret")
+    assert message == "The model endpoint sent an error instead of an answer."
 
 
 async def test_a_long_provider_message_is_trimmed(internal: tuple[str, list[str]]) -> None:

@@ -147,7 +147,16 @@ async def test_check_endpoint_sends_a_stored_key_only_to_its_url(
         svc, user_id=user, base_url=f" {URL}/ ", model_name=" m ", model_id=made.id
     )
     assert ok and said == "The endpoint answered."
-    assert probes[-1] == {"base_url": f"{URL}/", "model_name": "m", "api_key": "sk-secret"}
+    assert probes[-1] == {
+        "base_url": f"{URL}/",
+        "model_name": "m",
+        "api_key": "sk-secret",
+        "check_image": False,
+    }
+    await models.check_endpoint(
+        svc, user_id=user, base_url=URL, model_name="m", model_id=made.id, check_image=True
+    )
+    assert probes[-1]["check_image"] is True and probes[-1]["api_key"] == "sk-secret"
     ok, said = await models.check_endpoint(
         svc, user_id=user, base_url="http://attacker.test/v1", model_name="m", model_id=made.id
     )
@@ -164,3 +173,18 @@ async def test_check_endpoint_sends_a_stored_key_only_to_its_url(
     assert len(probes) == sent  # nothing was sent for them
     with pytest.raises(NotFound):
         await models.check_endpoint(svc, user_id=user, base_url=URL, model_name="m", model_id="1")
+
+
+async def test_reads_images_is_saved_on_create_and_update(svc, user: int) -> None:
+    """The "Reads images" box: stored on create, changed on update, kept when not given."""
+    plain = await _model(svc, user, "Plain")
+    seeing = await _model(svc, user, "Seeing", supports_images=True)
+    assert (plain.supports_images, seeing.supports_images) == (False, True)
+    on = await models.update_model(svc, user_id=user, model_id=plain.id, supports_images=True)
+    assert on.model.supports_images
+    kept = await models.update_model(svc, user_id=user, model_id=plain.id, name="Renamed")
+    assert kept.model.supports_images
+    off = await models.update_model(svc, user_id=user, model_id=seeing.id, supports_images=False)
+    assert not off.model.supports_images
+    listed = {m.name: m.supports_images for m in await models.list_models(svc)}
+    assert listed == {"Renamed": True, "Seeing": False}
