@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat import routes
+from agent_chat.components.attach import attach_button, attach_tray
 from agent_chat.components.common import tid
 from agent_chat.display.rows import SkillRow
 from agent_chat.state.chat import COMPOSER_ID, DEFAULT_CHOICE, NO_SKILL, ChatState
@@ -181,7 +182,9 @@ def composer() -> rx.Component:
                     width="100%",
                     wrap="wrap",
                 ),
+                attach_tray(),
                 rx.hstack(
+                    attach_button(),
                     rx.text_area(
                         id=COMPOSER_ID,
                         name="message",

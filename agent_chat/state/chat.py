@@ -62,6 +62,7 @@ class ChatState(SidebarState):
     context_percent: int = -1
     tool_profiles: list[list[str]] = []
     selected_profile: str = "chat"
+    max_upload_mb: int = 20  # AGENT_CHAT_MAX_UPLOAD_MB: the composer checks before uploading
 
     # Finished answers whose text this page already holds from streaming: message id ->
     # stream id. Their rows carry no text, so the answer is not sent a second time.
@@ -88,6 +89,7 @@ class ChatState(SidebarState):
             [name, tool_profiles.LABELS[name], tool_profiles.DESCRIPTIONS[name]]
             for name in svc.settings.tool_profiles
         ]
+        self.max_upload_mb = svc.settings.max_upload_mb
         await self.refresh()
         await svc.bridge_watch.check()
         self.sync_bridge_banner()

@@ -27,7 +27,12 @@ from agent_chat.services import versions
 from agent_chat.services.conversations import ConversationNotFound, conversation_state
 from agent_chat.services.runs import REFUSALS, RunConflict
 from agent_chat.state.chat import COMPOSER_ID, ChatState
-from agent_chat.state.page_scripts import clear_composer, notify_script
+from agent_chat.state.page_scripts import (
+    BAD_ATTACHMENTS,
+    attached_ids,
+    clear_composer,
+    notify_script,
+)
 
 NO_CONVERSATION = "This conversation does not exist (it may have been deleted)."
 COALESCE_S = 0.05  # at most one live update per 50 ms per tab
@@ -106,14 +111,19 @@ class LiveState(ChatState):
         if self.not_found:
             self.composer_error = NO_CONVERSATION
             return None
+        files = attached_ids(form)
+        if files is None:
+            self.composer_error = BAD_ATTACHMENTS
+            return None
         if not self.current_uuid:  # the conversation starts with its first message
-            return await self._start_conversation(text)
+            return await self._start_conversation(text, files)
         try:
             started = await use.send_message(
                 self.svc(),
                 user_id=await self.user_id(),
                 session_uuid=self.current_uuid,
                 text=text,
+                attachment_ids=files,
                 **self.composer_choices(),
             )
         except ConversationNotFound:
@@ -122,9 +132,9 @@ class LiveState(ChatState):
         except REFUSALS as exc:
             self.composer_error = str(exc)  # the text stays in the box: nothing is lost
             return None
-        return await self._sent(started, text)
+        return await self._sent(started, text, files)
 
-    async def _start_conversation(self, text: str):
+    async def _start_conversation(self, text: str, files: list[int]):
         draft_uuid, draft_hermes = self.take_draft()
         try:
             started = await use.start_conversation(
@@ -133,6 +143,7 @@ class LiveState(ChatState):
                 session_uuid=draft_uuid,
                 hermes_session=draft_hermes,
                 text=text,
+                attachment_ids=files,
                 **self.composer_choices(),
             )
         except REFUSALS as exc:
@@ -143,36 +154,19 @@ class LiveState(ChatState):
         await self._after_new_run(started)
         # The new conversation's own URL: the same page (no remount, the composer keeps what
         # was typed since), whose load starts the follower.
-        return [clear_composer(text), rx.redirect(routes.chat_url(self.current_uuid), replace=True)]
+        return [
+            clear_composer(text, files),
+            rx.redirect(routes.chat_url(self.current_uuid), replace=True),
+        ]
 
-    async def _sent(self, started: StartedRun | None, text: str):
+    async def _sent(self, started: StartedRun | None, text: str, files: list[int]):
         """Show the message sent (its run followed) or queued (in the queue's list)."""
         if started is None:
             await self.reload_messages()
-            return [clear_composer(text)]
-        return [clear_composer(text), await self._after_new_run(started)]
+            return [clear_composer(text, files)]
+        return [clear_composer(text, files), await self._after_new_run(started)]
 
     # ---- queue and steer while a run works ----------------------------------------------
-
-    @rx.event
-    async def queue_message(self, text: str):
-        """The Queue button: sent when the running answer ends."""
-        self.composer_error = ""
-        if not self.current_uuid:
-            return LiveState.send({"message": text})
-        text = str(text or "")
-        try:
-            started = await use.queue_message(
-                self.svc(),
-                user_id=await self.user_id(),
-                session_uuid=self.current_uuid,
-                text=text,
-                **self.composer_choices(),
-            )
-        except REFUSALS as exc:
-            self.composer_error = str(exc)
-            return None
-        return await self._sent(started, text)
 
     @rx.event
     async def steer(self, text: str):

@@ -1,9 +1,11 @@
-"""Scripts the live state sends to the page: emptying the composer after a send, and the
-browser notifications and tab title count (assets/notify.js)."""
+"""Scripts the live state sends to the page: emptying the composer after a send (its text
+and the chips of the files it carried, assets/attach.jsx), and the browser notifications
+and tab title count (assets/notify.js)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import reflex as rx
 
@@ -11,14 +13,35 @@ from agent_chat import routes
 from agent_chat.display.notices import Notice
 from agent_chat.state.chat import COMPOSER_ID
 
+BAD_ATTACHMENTS = "The attached files could not be read: remove them and attach them again."
+MAX_FIELD = 200  # characters of the hidden field: 10 ids of at most 11 digits, and commas
 
-def clear_composer(sent: str) -> rx.event.EventSpec:
+
+def attached_ids(form: dict) -> list[int] | None:
+    """The uploaded files' ids the composer's hidden field `attachments` carries ("12,13"),
+    or None when it is not a list of ids (a raw client's form): the service checks whose
+    they are."""
+    raw = str(form.get("attachments") or "").strip()
+    if not raw:
+        return []
+    parts = raw.split(",") if len(raw) <= MAX_FIELD else []
+    if not parts or not all(_is_id(p.strip()) for p in parts):
+        return None
+    return [int(p) for p in parts]
+
+
+def _is_id(part: str) -> bool:
+    return part.isascii() and part.isdigit() and len(part) <= 11
+
+
+def clear_composer(sent: str, files: Sequence[int] = ()) -> rx.event.EventSpec:
     """Empty the composer if it still holds what was sent: text typed since (the person
-    goes on typing while the server answers) is never wiped."""
+    goes on typing while the server answers) is never wiped, nor a file attached since."""
     return rx.call_script(
         f"(el => {{ if (el && el.value === {json.dumps(sent)}) {{ el.value = ''; "
         "el.dispatchEvent(new Event('input', { bubbles: true })); } })"
-        f"(document.getElementById({json.dumps(COMPOSER_ID)}))"
+        f"(document.getElementById({json.dumps(COMPOSER_ID)}));"
+        f"window.agentChatAttach && window.agentChatAttach.sent({json.dumps(list(files))})"
     )
 
 

@@ -1,0 +1,149 @@
+"""Files in the composer (assets/attach.jsx): picked with the paperclip, dropped on the page
+or pasted, each a chip with its name and size that uploads at once; Send carries them to the
+agent (the scripted model's request log shows what it was sent) and the chips go. A file
+that cannot go (empty, over the size limit, a program) says why on its chip and nothing is
+sent until it is removed; a send while an upload goes on waits for it."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.browser import NEW_CHAT_URL, send
+from tests.support.stack import Stack
+
+pytestmark = pytest.mark.e2e
+
+CSV = b"city,people\nLyon,522250\nGhent,265086\n"
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + os.urandom(48)
+ELF = b"\x7fELF\x02\x01\x01" + bytes(200)
+
+
+def _file(name: str, data: bytes, mime: str) -> dict[str, Any]:
+    return {"name": name, "mimeType": mime, "buffer": data}
+
+
+def _attach(page: Page, *files: dict[str, Any]) -> None:
+    page.get_by_test_id("attach-input").set_input_files(list(files))
+
+
+def _chip(page: Page, name: str) -> Any:
+    return page.locator(f'[data-testid="attachment-chip"][data-name="{name}"]')
+
+
+def _sent_with(stack: Stack, marker: str, name: str) -> str:
+    """The text of the last user turn the model got that holds `marker` and the file `name`
+    (the agent's turn, not the title's request, which may come after it)."""
+    for body in reversed(stack.fake.requests()):
+        users = [m for m in body.get("messages", []) if m["role"] == "user"]
+        content = users[-1]["content"] if users else ""
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        text = "\n".join(p.get("text", "") for p in parts)
+        if marker in text and name in text:
+            return text
+    raise AssertionError(f"no request with {marker!r} and {name!r}")
+
+
+def test_a_picked_file_reaches_the_agent_and_its_chip_goes(chat: Page, stack: Stack) -> None:
+    page = chat
+    expect(page.get_by_test_id("attach-button")).to_be_visible()
+    _attach(page, _file("cities.csv", CSV, "text/csv"))
+    chip = _chip(page, "cities.csv")
+    expect(chip).to_have_attribute("data-state", "done")
+    expect(chip).to_contain_text(f"{len(CSV)} B")
+    send(page, "How many people live in these cities?")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    text = _sent_with(stack, "How many people live in these cities?", "cities.csv")
+    assert "cities.csv" in text and "Ghent,265086" in text
+    expect(page.get_by_test_id("attachment-chip")).to_have_count(0)
+    expect(page.get_by_test_id("composer-input")).to_have_value("")
+
+
+def test_dropped_and_pasted_files_become_chips(chat: Page, stack: Stack) -> None:
+    page = chat
+    page.evaluate(
+        """(bytes) => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([new Uint8Array(bytes)], "dropped.csv", {type: "text/csv"}));
+          for (const type of ["dragenter", "dragover", "drop"]) {
+            document.querySelector("main, body").dispatchEvent(
+              new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));
+          }
+        }""",
+        list(CSV),
+    )
+    expect(_chip(page, "dropped.csv")).to_have_attribute("data-state", "done")
+    expect(page.get_by_test_id("attach-drop")).to_have_count(0)
+    page.get_by_test_id("composer-input").focus()
+    page.evaluate(
+        """(bytes) => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([new Uint8Array(bytes)], "", {type: "image/png"}));
+          document.activeElement.dispatchEvent(
+            new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
+        }""",
+        list(PNG),
+    )
+    pasted = page.locator('[data-testid="attachment-chip"][data-name^="pasted-"]')
+    expect(pasted).to_have_attribute("data-state", "done")
+    expect(pasted.locator("img.attachment-thumb")).to_have_count(1)
+    page.get_by_test_id("attachment-chip").first.get_by_test_id("attachment-remove").click()
+    expect(page.get_by_test_id("attachment-chip")).to_have_count(1)
+
+
+def test_a_refused_file_says_why_and_blocks_the_send(chat: Page, stack: Stack) -> None:
+    page = chat
+    before = len(stack.fake.requests())
+    big = 20 * 1024 * 1024 + 1
+    _attach(
+        page,
+        _file("empty.txt", b"", "text/plain"),
+        _file("tool", ELF, "application/octet-stream"),
+        _file("huge.txt", b"x" * big, "text/plain"),
+    )
+    expect(_chip(page, "empty.txt")).to_have_attribute("data-state", "error")
+    expect(_chip(page, "empty.txt")).to_contain_text("empty")
+    expect(_chip(page, "huge.txt")).to_contain_text("Too large (at most 20 MB)")
+    expect(_chip(page, "tool")).to_have_attribute("data-state", "error")
+    expect(_chip(page, "tool").get_by_test_id("attachment-error")).to_have_text(re.compile(r"\w"))
+    box = page.get_by_test_id("composer-input")
+    box.fill("with these files")
+    box.press("Enter")
+    expect(page.get_by_test_id("attach-blocked")).to_be_visible()
+    expect(box).to_have_value("with these files")  # nothing was sent, nothing lost
+    assert NEW_CHAT_URL.search(page.url)  # still a new conversation
+    assert len(stack.fake.requests()) == before
+    for name in ("empty.txt", "tool", "huge.txt"):
+        _chip(page, name).get_by_test_id("attachment-remove").click()
+    expect(page.get_by_test_id("attach-blocked")).to_have_count(0)
+    send(page, "with these files")
+    expect(page.get_by_test_id("message-user")).to_have_text("with these files")
+
+
+def test_a_send_waits_for_the_upload(chat: Page, stack: Stack) -> None:
+    page = chat
+    held: list[Any] = []
+    page.route("**/api/chat/attachments", lambda route: held.append(route))
+    _attach(page, _file("late.csv", CSV, "text/csv"))
+    expect(_chip(page, "late.csv")).to_have_attribute("data-state", "uploading")
+    box = page.get_by_test_id("composer-input")
+    box.fill("use the late file")
+    box.press("Enter")
+    expect(page.get_by_test_id("attach-waiting")).to_be_visible()
+    expect(page.get_by_test_id("message-user")).to_have_count(0)
+    page.wait_for_timeout(200)
+    assert held, "the upload request was not made"
+    held[0].continue_()
+    page.unroute("**/api/chat/attachments")
+    expect(page.get_by_test_id("message-user")).to_have_text("use the late file")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    text = _sent_with(stack, "use the late file", "late.csv")
+    assert "late.csv" in text and "Lyon,522250" in text
