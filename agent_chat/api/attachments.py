@@ -3,7 +3,8 @@
 - `POST /api/chat/attachments`: a multipart/form-data form of 1-10 files (parts `files`;
   any part with a file name counts, a part without one is a plain field, skipped), each streamed to the store as it arrives
   (api/uploads.py). Answers their ids, names, sizes, sniffed media types and SHA-256, in the
-  form's order; the same bytes uploaded again by the same person give the same id. 413 for
+  form's order; the same file (bytes and name) uploaded again by the same person gives the
+  same id. 413 for
   a file over AGENT_CHAT_MAX_UPLOAD_MB, 422 for an empty file or a program (`file` field);
   the files before a refused one stay stored (unused: the sweep removes them).
 - `GET /api/chat/attachments/{id}`: the person's file, streamed, as a download

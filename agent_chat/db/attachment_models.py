@@ -2,8 +2,9 @@
 in the database, and which messages use it. Imported by `db/models.py`, so they are on
 `SQLModel.metadata` with the others; they import nothing of it (tables are named by string).
 
-- `attachment`: one per owner and content (`uq_attachment_owner_id_sha256`): the same person
-  uploading the same bytes again gets the same row (its first name kept). `media_type` is
+- `attachment`: one per owner, content and name (`uq_attachment_owner_sha256_name`): the same
+  person uploading the same file again gets the same row; the same bytes under another name
+  are a row of their own (the name is what the message shows and the agent is told). `media_type` is
   sniffed from the content (`services/attachment_kinds.py`), never taken from the client.
   `storage_key` names the bytes in the store (`services/attachment_stores.py`): the rows of
   `attachment_chunk` with that key, or the S3 object of that key.
@@ -31,7 +32,7 @@ def _now() -> datetime:
 class Attachment(SQLModel, table=True):
     __tablename__ = "attachment"
     __table_args__ = (
-        UniqueConstraint("owner_id", "sha256", name="uq_attachment_owner_id_sha256"),
+        UniqueConstraint("owner_id", "sha256", "name", name="uq_attachment_owner_sha256_name"),
         UniqueConstraint("storage_key", name="uq_attachment_storage_key"),
         {"extend_existing": True},
     )

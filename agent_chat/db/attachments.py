@@ -59,9 +59,11 @@ def orphan_chunk_keys(*, session: Session, before: datetime) -> list[str]:
 # --- the rows ---------------------------------------------------------------------------------
 
 
-def find_by_sha256(*, session: Session, user_id: int, sha256: str) -> Attachment | None:
+def find_same(*, session: Session, user_id: int, sha256: str, name: str) -> Attachment | None:
     query = select(Attachment).where(
-        col(Attachment.owner_id) == user_id, col(Attachment.sha256) == sha256
+        col(Attachment.owner_id) == user_id,
+        col(Attachment.sha256) == sha256,
+        col(Attachment.name) == name,
     )
     return session.exec(query).first()
 
@@ -76,10 +78,10 @@ def create_attachment(
     size: int,
     storage_key: str,
 ) -> tuple[Attachment, bool]:
-    """The person's attachment of these bytes: a new row (True) whose bytes are at
-    `storage_key`, or the one they already had (False: the caller deletes its new bytes),
-    also when another upload of the same bytes made it a moment ago."""
-    existing = find_by_sha256(session=session, user_id=user_id, sha256=sha256)
+    """The person's attachment of these bytes under this name: a new row (True) whose bytes
+    are at `storage_key`, or the one they already had (False: the caller deletes its new
+    bytes), also when another upload of the same file made it a moment ago."""
+    existing = find_same(session=session, user_id=user_id, sha256=sha256, name=name)
     if existing is not None:
         existing.created_at = utcnow()  # uploaded again: the sweep's grace starts again
         session.add(existing)
@@ -97,7 +99,7 @@ def create_attachment(
             session.add(row)
             session.flush()
     except IntegrityError:
-        existing = find_by_sha256(session=session, user_id=user_id, sha256=sha256)
+        existing = find_same(session=session, user_id=user_id, sha256=sha256, name=name)
         if existing is None:
             raise
         return existing, False

@@ -2,9 +2,10 @@
 download, link to a message, and sweep the unused ones. The page, the HTTP API
 (api/attachments.py) and later the runs call these.
 
-- **Dedup**: per owner by SHA-256. The same person uploading the same bytes gets the same
-  attachment row (its first name and type; its `created_at` set to now, so the sweep's grace
-  starts again) and the bytes just streamed are deleted. Never across people: nobody can
+- **Dedup**: per owner by SHA-256 and name. The same person uploading the same file again
+  gets the same attachment row (its `created_at` set to now, so the sweep's grace starts
+  again) and the bytes just streamed are deleted; the same bytes under another name are a
+  row of their own, so a message always names the file as it was attached. Never across people: nobody can
   learn whether someone else has a file.
 - **Limits**: `Settings.max_upload_mb` (AGENT_CHAT_MAX_UPLOAD_MB, 20) per file, refused as
   soon as the stream passes it (413); 0 bytes refused; programs refused by content and by

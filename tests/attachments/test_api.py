@@ -97,9 +97,11 @@ def test_upload_several_and_download_with_safe_headers(client: httpx.Client) -> 
     got = client.get(f"{URL}/{html['id']}")  # never served as a page
     assert got.headers["content-type"] in ("text/plain; charset=utf-8", "application/octet-stream")
     assert got.headers["content-disposition"].startswith("attachment;")
-    # The same bytes again: the same attachment.
-    again = client.post(URL, files={"files": ("other-name.png", PNG)})
+    # The same file again: the same attachment; under another name, one of its own.
+    again = client.post(URL, files={"files": (png["name"], PNG)})
     assert again.json()["attachments"][0]["id"] == png["id"]
+    other = client.post(URL, files={"files": ("other-name.png", PNG)}).json()["attachments"][0]
+    assert other["id"] != png["id"] and other["name"] == "other-name.png"
 
 
 def test_refusals_keep_nothing(api_stack: Stack, client: httpx.Client) -> None:

@@ -51,11 +51,13 @@ async def test_upload_sniffs_and_returns_the_bytes(svc, user, kept) -> None:
 
 async def test_same_bytes_same_owner_is_the_same_attachment(svc, user, other_user, kept) -> None:
     first = await _up(svc, user, PNG, name="a.png")
-    again = await _up(svc, user, PNG, name="b.png")
+    again = await _up(svc, user, PNG, name="a.png")
     assert again.id == first.id and again.name == "a.png"
-    theirs = await _up(svc, other_user, PNG, name="b.png")
+    renamed = await _up(svc, user, PNG, name="b.png")  # the name a message shows is its own
+    assert renamed.id != first.id and renamed.name == "b.png"
+    theirs = await _up(svc, other_user, PNG, name="a.png")
     assert theirs.id != first.id  # never shared across people
-    assert kept.count() == 2  # the second upload's bytes were deleted
+    assert kept.count() == 3  # the second upload's bytes were deleted
 
 
 async def test_limits_empty_and_programs_keep_nothing(svc, user, kept) -> None:
