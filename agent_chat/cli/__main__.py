@@ -1,6 +1,7 @@
 """`agent-chat` (also `python -m agent_chat.cli`): the app's HTTP API from a terminal.
 
     agent-chat ask "question" [--session ID] [--model NAME] [--skill NAME] [--answer TEXT]...
+                   [--attach FILE]...
     agent-chat sessions [--limit N] [--archived]
     agent-chat export ID [--format md|json] [-o FILE]
 
@@ -20,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent_chat.cli.ask import NeedsAnswer, interactive_answers, run_ask
+from agent_chat.cli.attach import MAX_ATTACHMENTS, AttachAction, readable_file
 from agent_chat.cli.client import ApiError, Client
 from agent_chat.cli.view import Screen
 
@@ -46,6 +48,14 @@ def parser() -> argparse.ArgumentParser:
         help="the answer to the agent's next question (a choice's number or text); repeat "
         "for several questions. Without it a terminal asks you.",
     )
+    ask.add_argument(
+        "--attach",
+        action=AttachAction,
+        type=readable_file,
+        default=[],
+        metavar="FILE",
+        help=f"send this file with the message (repeat for up to {MAX_ATTACHMENTS})",
+    )
 
     sessions = commands.add_parser("sessions", help="list sessions, most recent first")
     sessions.add_argument("--limit", type=int, default=20)
@@ -69,6 +79,7 @@ def cmd_ask(client: Client, args: argparse.Namespace, console: Console, err: Con
             model=args.model,
             skill=args.skill,
             answers=interactive_answers(args.answer, console),
+            attachments=args.attach,
         )
     except NeedsAnswer as exc:
         screen.pause()

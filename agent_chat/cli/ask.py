@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich.console import Console
 from rich.prompt import Prompt
 
+from agent_chat.cli.attach import upload_all
 from agent_chat.cli.client import ApiError, Client
 from agent_chat.cli.view import Screen
 
@@ -83,6 +85,7 @@ def run_ask(
     model: str | None,
     skill: str | None,
     answers: Answers,
+    attachments: list[Path] | None = None,
 ) -> AskResult:
     body: dict = {"message": message}
     if model:
@@ -90,6 +93,9 @@ def run_ask(
     if skill:
         found = resolve(client.skills(), skill, ("folderName", "name"), "skill")
         body["skillFolder"] = found["folderName"]
+    # Before the conversation is made: a refused file leaves no empty new one behind.
+    if attachments:
+        body["attachmentIds"] = upload_all(client, attachments)
     session_id = session_id or client.new_session()
     run = client.start_run(session_id, body)
     run_id = run["runId"]

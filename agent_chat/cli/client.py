@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -81,6 +82,19 @@ class Client:
 
     def start_run(self, session_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return self.call("POST", f"/api/chat/sessions/{session_id}/runs", json=body).json()
+
+    def upload(self, path: Path) -> dict[str, Any]:
+        """One file as the form's `files` part; httpx reads the open file in chunks as it
+        sends, so a large file is never held in memory."""
+        with path.open("rb") as file:
+            response = self.call(
+                "POST",
+                "/api/chat/attachments",
+                files=[("files", (path.name, file))],
+                # The answer comes once the server has stored the whole file.
+                timeout=httpx.Timeout(30.0, read=120.0),
+            )
+        return response.json()["attachments"][0]
 
     def state(self, run_id: str) -> dict[str, Any]:
         return self.call("GET", f"/api/chat/runs/{run_id}/state").json()

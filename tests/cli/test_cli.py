@@ -8,60 +8,25 @@ import os
 import pty
 import re
 import select
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
 
 import httpx
 import pytest
 
 from agent_chat.db import api_tokens
 from agent_chat.db.engine import make_engine, open_session
+from tests.cli.runner import Cli, session_of
 from tests.fakes.model_server import CLARIFY_CHOICES, CLARIFY_QUESTION
-from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
-
-
-@dataclass
-class Cli:
-    stack: Stack
-    token: str
-
-    def env(self, token: str | None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_CHAT_")}
-        env["AGENT_CHAT_URL"] = self.stack.url
-        if token:
-            env["AGENT_CHAT_TOKEN"] = token
-        return env
-
-    def run(self, *args: str, token: str | None = "", timeout: float = 120):
-        return subprocess.run(
-            [sys.executable, "-m", "agent_chat.cli", *args],
-            env=self.env(self.token if token == "" else token),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-
-
-@pytest.fixture(scope="module")
-def cli(api_stack: Stack, api_token: str) -> Cli:
-    return Cli(api_stack, api_token)
-
-
-def _session_of(stderr: str) -> str:
-    line = next(line for line in stderr.splitlines() if line.startswith("session "))
-    return line.split()[1]
 
 
 def test_ask_streams_the_answer_and_follows_up(cli: Cli) -> None:
     first = cli.run("ask", "hello from the cli")
     assert first.returncode == 0, first.stderr
     assert first.stdout == "Echo: hello from the cli\n"
-    session_id = _session_of(first.stderr)
+    session_id = session_of(first.stderr)
     again = cli.run("ask", "recall", "--session", session_id, "--model", "Fake model")
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == "Earlier you said: hello from the cli"
