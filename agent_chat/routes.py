@@ -41,6 +41,10 @@ API_SKILLS = "/api/skills"
 WORKSPACE_FILE_API = "/api/chat/sessions/{session_uuid}/workspace/{path:path}"
 
 
+def attachment_url(attachment_id: int) -> str:
+    return API_ATTACHMENT.format(attachment_id=attachment_id)
+
+
 def chat_url(session_uuid: str) -> str:
     return f"/chat/{session_uuid}"
 

@@ -16,7 +16,7 @@ from agent_chat.components.thinking import (
     todo_list,
     tool_history,
 )
-from agent_chat.display.rows import MessageRow
+from agent_chat.display.rows import FileRow, MessageRow
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
 
@@ -120,8 +120,35 @@ def _edit_form(row: MessageRow) -> rx.Component:
     )
 
 
+def _file(file: FileRow) -> rx.Component:
+    """A picture (lazy: a long conversation loads those it scrolls to) or a card; each
+    link downloads the file (the server never serves it as a page)."""
+    return rx.el.a(
+        rx.cond(
+            file["image"],
+            rx.el.img(src=file["url"], alt=file["name"], loading="lazy", class_name="file-thumb"),
+            rx.fragment(
+                rx.el.span(file["kind"], class_name="attachment-icon"),
+                rx.el.span(
+                    rx.el.span(file["name"], class_name="attachment-name"),
+                    rx.el.span(file["size"], class_name="attachment-meta"),
+                    class_name="attachment-text",
+                ),
+            ),
+        ),
+        href=file["url"],
+        title=file["name"] + " · " + file["size"],
+        class_name=rx.cond(file["image"], "message-file message-image", "message-file"),
+        custom_attrs={"data-testid": "message-file", "data-name": file["name"]},
+    )
+
+
 def user_message(row: MessageRow) -> rx.Component:
     return rx.vstack(
+        rx.cond(
+            row["files"].length() > 0,
+            rx.el.div(rx.foreach(row["files"], _file), class_name="message-files"),
+        ),
         rx.cond(
             ChatState.editing_id == row["id"],
             _edit_form(row),

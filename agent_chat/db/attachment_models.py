@@ -23,6 +23,8 @@ from sqlalchemy import BigInteger, DateTime, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 CHUNK_BYTES = 1024 * 1024  # 1 MiB a row
+# What the agent gets as an image part and the page shows as a picture (no SVG: a script).
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 def _now() -> datetime:

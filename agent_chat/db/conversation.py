@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from sqlmodel import Session, select
 
+from agent_chat.db.attachment_models import Attachment
+from agent_chat.db.attachment_notes import message_attachments
 from agent_chat.db.logs import RunStats, run_stats
 from agent_chat.db.messages import active_branch, versions_of_branch
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, ModelConfig, QueuedMessage
@@ -24,6 +26,7 @@ class Conversation:
     models: dict[int, ModelConfig] = field(default_factory=dict)  # by id (prices, windows)
     model: ModelConfig | None = None  # the model the next answer uses
     queued: list[QueuedMessage] = field(default_factory=list)  # sent when the run ends
+    files: dict[int, list[Attachment]] = field(default_factory=dict)  # a user message's
 
     @property
     def has_earlier(self) -> bool:
@@ -41,6 +44,7 @@ def load_conversation(
     branch = active_branch(session=session, chat_session_id=chat.id)
     shown = branch[-limit:] if limit > 0 else branch
     assistant_ids = [m.id for m in shown if m.role == MessageRole.ASSISTANT.value]
+    user_ids = [m.id for m in shown if m.role == MessageRole.USER.value and m.id is not None]
     models = {m.id: m for m in session.exec(select(ModelConfig)).all() if m.id is not None}
     return Conversation(
         chat=chat,
@@ -50,6 +54,7 @@ def load_conversation(
         versions=versions_of_branch(session=session, chat_session_id=chat.id, branch=shown),
         branch=branch,
         queued=list_queued(session=session, session_uuid=session_uuid, user_id=user_id),
+        files=message_attachments(session=session, message_ids=user_ids),
         models=models,
         model=models.get(chat.model_id or 0)
         or next((m for m in models.values() if m.is_default), None),

@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any, TypedDict
 
+from agent_chat import routes
+from agent_chat.db.attachment_models import IMAGE_TYPES, Attachment
+from agent_chat.db.attachment_notes import human_size
 from agent_chat.db.logs import RunStats
 from agent_chat.db.models import ChatMessage, ChatSession, ModelConfig
 from agent_chat.display.streams import final_stream_id
@@ -70,6 +73,17 @@ class AnswerRow(TypedDict):
     answer: str
 
 
+class FileRow(TypedDict):
+    """A file a message carries: a picture (a thumbnail) or a card, both a download."""
+
+    id: int
+    name: str
+    size: str  # "1.2 kB"
+    kind: str  # what the card says instead of a picture: "CSV", "PDF", "TXT" …
+    image: bool
+    url: str
+
+
 class MessageRow(TypedDict):
     id: int
     role: str  # "user" | "assistant" | "system"
@@ -88,6 +102,7 @@ class MessageRow(TypedDict):
     version: int  # 1-based position among its siblings
     versions: int  # number of siblings (1: no switcher)
     usage: str  # "1.2K in · 85 out tokens · $0.0031" (assistant answers with usage)
+    files: list[FileRow]  # attached to a user message
 
 
 class ModelRow(TypedDict):
@@ -198,11 +213,24 @@ def panel_fields(view: RunView) -> dict[str, Any]:
     }
 
 
+def file_row(row: Attachment) -> FileRow:
+    ext = row.name.rsplit(".", 1)[-1] if "." in row.name else ""
+    return FileRow(
+        id=row.id or 0,
+        name=row.name,
+        size=human_size(row.size),
+        kind=(ext if 0 < len(ext) <= 4 else "file").upper(),
+        image=row.media_type in IMAGE_TYPES,
+        url=routes.attachment_url(row.id or 0),
+    )
+
+
 def message_row(
     message: ChatMessage,
     stats: RunStats | None = None,
     version: tuple[int, int] = (1, 1),
     usage: str = "",
+    files: list[Attachment] | None = None,
 ) -> MessageRow:
     seconds = None
     if message.completed_at and message.role == "ASSISTANT":
@@ -230,6 +258,7 @@ def message_row(
         version=version[0],
         versions=version[1],
         usage=usage,
+        files=[file_row(f) for f in files or []],
     )
 
 

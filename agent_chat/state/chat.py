@@ -201,7 +201,9 @@ class ChatState(SidebarState):
         rows = []
         for m in view.messages:
             used = answer_usage(m, view.models.get(m.model_id or 0))
-            row = message_row(m, view.stats.get(m.id), view.versions.get(m.id, (1, 1)), used)
+            row = message_row(
+                m, view.stats.get(m.id), view.versions.get(m.id, (1, 1)), used, view.files.get(m.id)
+            )
             if m.id in self._streamed:
                 row = {**row, "content": "", "stream_id": self._streamed[m.id]}
             if m.id in unfolded:  # keep an unfolded thinking panel open across reloads

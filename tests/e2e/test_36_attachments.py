@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import struct
+import zlib
 from typing import Any
 
 import pytest
@@ -21,6 +23,23 @@ pytestmark = pytest.mark.e2e
 CSV = b"city,people\nLyon,522250\nGhent,265086\n"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + os.urandom(48)
 ELF = b"\x7fELF\x02\x01\x01" + bytes(200)
+
+
+def _png(width: int = 8, height: int = 8) -> bytes:
+    """A real picture (a red square), which a browser draws."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _file(name: str, data: bytes, mime: str) -> dict[str, Any]:
@@ -63,6 +82,32 @@ def test_a_picked_file_reaches_the_agent_and_its_chip_goes(chat: Page, stack: St
     assert "cities.csv" in text and "Ghent,265086" in text
     expect(page.get_by_test_id("attachment-chip")).to_have_count(0)
     expect(page.get_by_test_id("composer-input")).to_have_value("")
+    card = page.get_by_test_id("message-user").get_by_test_id("message-file")
+    expect(card).to_have_attribute("data-name", "cities.csv")
+    expect(card).to_contain_text("37 bytes")
+
+
+def test_a_sent_picture_shows_in_its_message_after_a_reload(chat: Page, stack: Stack) -> None:
+    page = chat
+    _attach(page, _file("red.png", _png(), "image/png"), _file("notes.md", b"# hi\n", "text/x"))
+    expect(page.locator('[data-testid="attachment-chip"][data-state="done"]')).to_have_count(2)
+    send(page, "What colour is it?")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    page.reload()
+    files = page.get_by_test_id("message-user").get_by_test_id("message-file")
+    expect(files).to_have_count(2)
+    picture = files.filter(has=page.locator("img"))
+    expect(picture).to_have_attribute("data-name", "red.png")
+    picture.locator("img").scroll_into_view_if_needed()
+    page.wait_for_function(
+        "() => { const i = document.querySelector('[data-testid=message-file] img');"
+        " return i && i.complete && i.naturalWidth === 8; }"
+    )
+    expect(files.last).to_contain_text("notes.md")
+    download = page.request.get(page.url.split("/chat")[0] + (picture.get_attribute("href") or ""))
+    assert download.ok and download.body() == _png()
 
 
 def test_dropped_and_pasted_files_become_chips(chat: Page, stack: Stack) -> None:
@@ -123,7 +168,9 @@ def test_a_refused_file_says_why_and_blocks_the_send(chat: Page, stack: Stack) -
         _chip(page, name).get_by_test_id("attachment-remove").click()
     expect(page.get_by_test_id("attach-blocked")).to_have_count(0)
     send(page, "with these files")
-    expect(page.get_by_test_id("message-user")).to_have_text("with these files")
+    expect(page.get_by_test_id("message-user").get_by_test_id("message-content")).to_have_text(
+        "with these files"
+    )
 
 
 def test_a_send_waits_for_the_upload(chat: Page, stack: Stack) -> None:
@@ -141,7 +188,9 @@ def test_a_send_waits_for_the_upload(chat: Page, stack: Stack) -> None:
     assert held, "the upload request was not made"
     held[0].continue_()
     page.unroute("**/api/chat/attachments")
-    expect(page.get_by_test_id("message-user")).to_have_text("use the late file")
+    expect(page.get_by_test_id("message-user").get_by_test_id("message-content")).to_have_text(
+        "use the late file"
+    )
     expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
         "data-status", "SUCCESS", timeout=60_000
     )
