@@ -19,13 +19,12 @@ import unicodedata
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import StreamingResponse
-from pydantic import Field
 
 from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
 from agent_chat.api.export import content_disposition
-from agent_chat.api.schemas import MAX_ID, Out, Timestamp
+from agent_chat.api.schemas import MAX_ID, AttachmentList, attachment_out
 from agent_chat.api.uploads import MultipartReader
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.services import attachments
@@ -36,30 +35,6 @@ router = APIRouter(tags=["attachments"])
 AttachmentId = Path(..., ge=1, le=MAX_ID)
 MAX_PARTS = 2 * MAX_PER_MESSAGE  # files and plain fields together
 FORM_OVERHEAD = 64 * 1024  # per file: its part's headers and the form's boundaries
-
-
-class AttachmentOut(Out):
-    id: int
-    name: str
-    size: int = Field(description="In bytes.")
-    media_type: str = Field(description="Sniffed from the content, not the name.")
-    sha256: str = Field(description="Hex SHA-256 of the bytes.")
-    created_at: Timestamp
-
-
-class AttachmentList(Out):
-    attachments: list[AttachmentOut]
-
-
-def _out(row: Attachment) -> AttachmentOut:
-    return AttachmentOut(
-        id=row.id,
-        name=row.name,
-        size=row.size,
-        media_type=row.media_type,
-        sha256=row.sha256,
-        created_at=row.created_at,
-    )
 
 
 UPLOAD_BODY = {
@@ -118,7 +93,7 @@ async def upload_attachments(svc: Svc, me: Me, request: Request) -> AttachmentLi
     if not stored:
         message = "Send one or more files as the form's `files` parts."
         raise ApiError(422, message, fields={"files": message})
-    return AttachmentList(attachments=[_out(row) for row in stored])
+    return AttachmentList(attachments=[attachment_out(row) for row in stored])
 
 
 def _ascii_name(name: str) -> str:

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
+from agent_chat.db.attachment_models import Attachment
+
 MAX_TITLE_CHARS = 200
 MAX_ANSWER_CHARS = 20_000
 MAX_ID = 2**31 - 1  # ids are INTEGER columns (32-bit on PostgreSQL): larger is a 422, not a 500
@@ -134,6 +136,30 @@ class LogOut(Out):
     data: dict[str, Any]
 
 
+class AttachmentOut(Out):
+    id: int
+    name: str
+    size: int = Field(description="In bytes.")
+    media_type: str = Field(description="Sniffed from the content, not the name.")
+    sha256: str = Field(description="Hex SHA-256 of the bytes.")
+    created_at: Timestamp
+
+
+class AttachmentList(Out):
+    attachments: list[AttachmentOut]
+
+
+def attachment_out(row: Attachment) -> AttachmentOut:
+    return AttachmentOut(
+        id=row.id,
+        name=row.name,
+        size=row.size,
+        media_type=row.media_type,
+        sha256=row.sha256,
+        created_at=row.created_at,
+    )
+
+
 class MessageOut(Out):
     id: int
     parent_id: int | None
@@ -151,6 +177,11 @@ class MessageOut(Out):
     total_tokens: int | None
     version: int = Field(description="Its 1-based place among its versions (siblings).")
     version_count: int
+    attachments: list[AttachmentOut] = Field(
+        default_factory=list,
+        description="User messages: the files sent with it, in order (download each at "
+        "/api/chat/attachments/{id}).",
+    )
     logs: list[LogOut] | None = Field(default=None, description="Assistant messages: the run.")
 
 

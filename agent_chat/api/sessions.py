@@ -29,7 +29,7 @@ from agent_chat.api.schemas import (
 from agent_chat.api.views import message_out, session_out
 from agent_chat.db.models import ChatSession, MessageRole
 from agent_chat.runs.manager import RunRefused
-from agent_chat.services import listing, run_logs
+from agent_chat.services import attachments, listing, run_logs
 from agent_chat.services.conversations import (
     UNSET,
     change_conversation,
@@ -122,7 +122,12 @@ async def get_session(
     assistant_ids = [m.id for m in view.messages if m.role == MessageRole.ASSISTANT.value]
     stored = await run_logs.logs_of(svc, user_id=me, message_ids=assistant_ids) if logs else {}
     messages = [
-        message_out(m, version=view.versions.get(m.id, (1, 1)), logs=stored.get(m.id))
+        message_out(
+            m,
+            version=view.versions.get(m.id, (1, 1)),
+            logs=stored.get(m.id),
+            files=view.files.get(m.id),
+        )
         for m in view.messages
     ]
     return SessionDetail(session=await _session_out(svc, view.chat, me), messages=messages)
@@ -198,7 +203,10 @@ async def list_messages(
     if page is False:
         raise not_found(f"Message {before} on the active branch")
     shown, versions, has_more = page
+    files = await attachments.of_messages(svc, user_id=me, message_ids=[m.id for m in shown])
     return MessagePage(
-        messages=[message_out(m, version=versions.get(m.id, (1, 1))) for m in shown],
+        messages=[
+            message_out(m, version=versions.get(m.id, (1, 1)), files=files.get(m.id)) for m in shown
+        ],
         has_more=has_more,
     )

@@ -13,7 +13,9 @@ from agent_chat.api.schemas import (
     SessionOut,
     SkillOut,
     VersionOut,
+    attachment_out,
 )
+from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.models import ChatMessage, ChatMessageLog, ChatSession, ModelConfig, RunPause
 from agent_chat.protocol.log_codec import stored_event
 from agent_chat.skills import Skill
@@ -51,6 +53,7 @@ def message_out(
     *,
     version: tuple[int, int] = (1, 1),
     logs: list[ChatMessageLog] | None = None,
+    files: list[Attachment] | None = None,
 ) -> MessageOut:
     return MessageOut(
         id=message.id,
@@ -69,6 +72,7 @@ def message_out(
         total_tokens=message.total_tokens,
         version=version[0],
         version_count=version[1],
+        attachments=[attachment_out(f) for f in files or []],
         logs=[log_out(r) for r in logs] if logs is not None else None,
     )
 

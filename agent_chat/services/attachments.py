@@ -25,6 +25,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime, timedelta
 from uuid import uuid4
 
+from agent_chat.db import attachment_notes
 from agent_chat.db import attachments as rows
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.errors import NotFound, ValidationFailed
@@ -119,6 +120,19 @@ async def get_attachment(svc: Backend, *, user_id: int, attachment_id: int) -> A
     """The person's attachment's metadata; another's is NotFound like a missing one."""
     attachment_id = row_id(attachment_id, "Attachment")
     return await svc.storage.call(rows.get_attachment, user_id=user_id, attachment_id=attachment_id)
+
+
+async def of_messages(
+    svc: Backend, *, user_id: int, message_ids: list[int]
+) -> dict[int, list[Attachment]]:
+    """Each of these messages' files, in order: only the person's own (the caller read the
+    messages as theirs; this never lends another's file a name)."""
+    found = await svc.storage.call(attachment_notes.message_attachments, message_ids=message_ids)
+    return {
+        message_id: mine
+        for message_id, rows in found.items()
+        if (mine := [row for row in rows if row.owner_id == user_id])
+    }
 
 
 async def open_download(

@@ -1,8 +1,8 @@
 """`attachmentIds` on `POST /api/chat/sessions/{id}/runs` on the test process's real stack:
-the uploaded CSV reaches the scripted model inline with its name; another person's
-attachment id is the same 422 naming `attachmentIds` as a missing one (the conversation is
-there, the body is wrong), with no message stored and no run; more than ten ids are a 422
-(the schema's bound)."""
+the uploaded CSV reaches the scripted model inline with its name and the message lists it
+(session and messages page); another person's attachment id is the same 422 naming
+`attachmentIds` as a missing one (the conversation is there, the body is wrong), with no
+message stored and no run; more than ten ids are a 422 (the schema's bound)."""
 
 from __future__ import annotations
 
@@ -61,6 +61,16 @@ def test_a_run_with_an_attachment_sends_it_to_the_model(client, api_stack: Stack
     assert sent, "the model never got the question"
     text = sent[-1] if isinstance(sent[-1], str) else sent[-1][0]["text"]
     assert "```cities.csv\n" + CSV.decode() in text
+    # The message lists its file, in the session and in a page of messages.
+    detail = client.get(f"/api/chat/sessions/{session_id}").json()["messages"]
+    paged = client.get(f"/api/chat/sessions/{session_id}/messages").json()["messages"]
+    for messages in (detail, paged):
+        question, answer = messages
+        assert [(a["id"], a["name"], a["size"]) for a in question["attachments"]] == [
+            (csv_id, "cities.csv", len(CSV))
+        ]
+        assert question["attachments"][0]["mediaType"] == "text/plain"
+        assert answer["attachments"] == []
 
 
 def test_another_persons_attachment_is_refused_like_a_missing_one(client, bob) -> None:
