@@ -5,8 +5,9 @@ extension), its name made safe to store and to send back, and the kinds refused.
 Refused (`REFUSED_TYPES`, `REFUSED_EXTENSIONS`): programs and installers, which a download
 could run: ELF, Windows PE (exe, dll), Mach-O, WebAssembly, deb and rpm packages by their
 content, and Windows' executable names (.exe .dll .msi .scr .com .bat .cmd .vbs .ps1 …)
-whatever their content. Everything else is kept; what is not a known binary format is
-`text/plain` when its start is UTF-8 without NUL bytes, else `application/octet-stream`.
+whatever their content. Everything else is kept (a PDF as `PDF`: the agent gets its text);
+what is not a known binary format is `text/plain` when its start is UTF-8 without NUL bytes,
+else `application/octet-stream`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ SNIFF_BYTES = 8192  # what filetype reads (its `_NUM_SIGNATURE_BYTES`)
 MAX_NAME_CHARS = 255
 TEXT = "text/plain"
 BINARY = "application/octet-stream"
+PDF = "application/pdf"  # what filetype names a file starting with `%PDF` (its text is read)
 
 REFUSED_TYPES = {
     "application/x-executable": "a Linux program",

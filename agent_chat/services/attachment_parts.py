@@ -5,6 +5,10 @@ The rule, per attachment, in the message's order:
   inline in the message's text part as a fenced block headed by the file's name, at most
   `TEXT_LIMIT` characters a file (invalid UTF-8 replaced); a longer file is cut and the
   heading says so.
+- **PDFs** (sniffed `application/pdf`): their text, the same fenced block, of at most the first
+  `attachment_pdf.MAX_PAGES` pages and `TEXT_LIMIT` characters (a cut said), read in a child
+  process with a time and memory limit (services/attachment_pdf.py); an encrypted, damaged or
+  image-only PDF, or one too slow to read, is one line saying why its text is missing.
 - **Images** (PNG, JPEG, GIF, WebP): an OpenAI `image_url` part with a base64 `data:` URL
   when the model is marked `supports_images`; otherwise one line naming the image
   (`[image photo.png attached: this model does not read images]`).
@@ -25,6 +29,8 @@ from agent_chat.db import messages, sessions, turns
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.attachment_notes import human_size, message_attachments
 from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.services import attachment_pdf
+from agent_chat.services.attachment_kinds import PDF
 from agent_chat.services.attachment_stores import store_for
 from agent_chat.services.attachments import MAX_PER_MESSAGE, get_attachment
 from agent_chat.services.ids import row_id
@@ -64,17 +70,22 @@ async def _read(svc: Any, row: Attachment, limit: int | None = None) -> bytes:
     return bytes(data if limit is None else data[:limit])
 
 
-def fenced(name: str, text: str, *, size: int, truncated: bool) -> str:
-    """The file as a fenced block with its name; the fence outlasts any inside the text."""
+def _block(name: str, about: str, text: str) -> str:
+    """The text as a fenced block under the file's name; the fence outlasts any inside."""
     fence = "```"
     while fence in text:
         fence += "`"
+    return f"[attached file {name} ({about})]\n{fence}{name}\n{text}\n{fence}"
+
+
+def fenced(name: str, text: str, *, size: int, truncated: bool) -> str:
+    """A text file's block: its size, and the cut when `truncated`."""
     cut = (
         f", cut: the first {TEXT_LIMIT:,} characters of {human_size(size)} are shown"
         if truncated
         else ""
     )
-    return f"[attached file {name} ({human_size(size)}{cut})]\n{fence}{name}\n{text}\n{fence}"
+    return _block(name, human_size(size) + cut, text)
 
 
 async def text_block(svc: Any, row: Attachment) -> str:
@@ -83,6 +94,32 @@ async def text_block(svc: Any, row: Attachment) -> str:
     text = raw.decode("utf-8", errors="replace")
     truncated = len(text) > TEXT_LIMIT or len(raw) < row.size  # more bytes: more characters
     return fenced(row.name, text[:TEXT_LIMIT], size=row.size, truncated=truncated)
+
+
+def _pages(n: int) -> str:
+    return f"{n:,} page" + ("" if n == 1 else "s")
+
+
+async def pdf_block(svc: Any, row: Attachment) -> str:
+    """The PDF's text as a fenced block, or a line saying why there is none."""
+    if row.size > attachment_pdf.MAX_BYTES:
+        got = attachment_pdf.PdfText(error=attachment_pdf.TOO_LARGE)
+    else:  # the limit read, not the row's size, bounds what is held
+        data = await _read(svc, row, limit=attachment_pdf.MAX_BYTES + 1)
+        got = await attachment_pdf.extract(data, max_chars=TEXT_LIMIT)
+    what = "a PDF" if got.pages is None else f"a PDF of {_pages(got.pages)}"
+    about = f"{what}, {human_size(row.size)}"
+    if got.error is not None:
+        return f"[file {row.name} attached ({about}): its text could not be read ({got.error})]"
+    cut = ""
+    if got.cut and got.pages_read < (got.pages or 0) and len(got.text) < TEXT_LIMIT:
+        cut = f", cut: the first {_pages(got.pages_read)} of {got.pages:,} are shown"
+    elif got.cut:
+        cut = (
+            f", cut: its first {TEXT_LIMIT:,} characters are shown,"
+            f" which end on page {got.pages_read:,} of {got.pages:,}"
+        )
+    return _block(row.name, f"{about}; its text{cut}", got.text)
 
 
 def other_note(row: Attachment) -> str:
@@ -115,6 +152,8 @@ async def agent_message(
             blocks.append(image_note(row))
         elif is_text(row.media_type):
             blocks.append(await text_block(svc, row))
+        elif row.media_type == PDF:
+            blocks.append(await pdf_block(svc, row))
         else:
             blocks.append(other_note(row))
     return [{"type": "text", "text": "\n\n".join(blocks)}, *images]
