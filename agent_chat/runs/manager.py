@@ -222,11 +222,20 @@ class RunManager:
         return await self._start(plan, max_iterations=max_iterations, content=content)
 
     async def edit(
-        self, *, user_id: int, session_uuid: str, message_id: int, text: str
+        self,
+        *,
+        user_id: int,
+        session_uuid: str,
+        message_id: int,
+        text: str,
+        attachment_ids: tuple[int, ...] = (),
+        content: Any = None,
     ) -> StartedRun:
-        """A new version of a user message (a sibling), answered from the same point."""
+        """A new version of a user message (a sibling), answered from the same point; it
+        carries `attachment_ids` (the old version's files) and the agent gets `content`."""
         self.validate_message(text)
-        return await self._start(TurnPlan(TurnMode.EDIT, session_uuid, user_id, text, message_id))
+        plan = TurnPlan(TurnMode.EDIT, session_uuid, user_id, text, message_id)
+        return await self._start(replace(plan, attachment_ids=attachment_ids), content=content)
 
     async def regenerate(
         self, *, user_id: int, session_uuid: str, message_id: int, content: Any = None

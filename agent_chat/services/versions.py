@@ -14,7 +14,7 @@ from agent_chat.db import messages, turns
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import ChatMessage, MessageRole
 from agent_chat.runs.manager import StartedRun
-from agent_chat.services import attachment_parts
+from agent_chat.services import attachment_parts, attachments
 from agent_chat.services.backend import Backend
 from agent_chat.services.conversations import refuse_while_running
 from agent_chat.services.runs import InvalidRunInput, check_can_start, check_message
@@ -76,8 +76,23 @@ async def edit_and_resend(svc: Backend, *, user_id: int, message_id: int, text: 
     )
     check_message(svc, text, field="content")
     await check_can_start(svc, user_id=user_id, session_uuid=session_uuid, action="Editing")
+    # The new version keeps the old one's files: they go to the agent with it, as on a send.
+    kept = await attachments.of_messages(svc, user_id=user_id, message_ids=[message_id])
+    linked, content = await attachment_parts.for_run(
+        svc,
+        user_id=user_id,
+        session_uuid=session_uuid,
+        model_id=None,
+        text=text,
+        attachment_ids=[row.id for row in kept.get(message_id, []) if row.id is not None],
+    )
     return await svc.runs.edit(
-        user_id=user_id, session_uuid=session_uuid, message_id=message_id, text=text
+        user_id=user_id,
+        session_uuid=session_uuid,
+        message_id=message_id,
+        text=text,
+        attachment_ids=linked,
+        content=content,
     )
 
 

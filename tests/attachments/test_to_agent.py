@@ -215,3 +215,21 @@ async def test_a_regenerated_answer_gets_its_questions_files_again(
     sent = _sent_to_model(fake_model, "Sum them (regenerate)")
     assert fake_model.requests()[-1]["messages"][-1]["content"] == sent
     assert "```cities.csv\n" + CSV.decode() in sent[0]["text"]
+
+
+async def test_an_edited_question_keeps_its_files(backend, user, fake_model) -> None:
+    svc = backend
+    csv_id = await _upload(svc, user, CSV, "cities.csv")
+    chat = new_chat(svc.storage, user)
+    await _ask(svc, user, chat, "Sum them (before the edit)", [csv_id])
+    question = chat_messages(svc.storage, chat)[0]
+    edited = await versions.edit_and_resend(
+        svc, user_id=user, message_id=question.id, text="Average them (edited)"
+    )
+    await finished(svc.storage, edited.assistant_message_id)
+    sent = _sent_to_model(fake_model, "Average them (edited)")
+    assert "```cities.csv\n" + CSV.decode() in sent[0]["text"]
+    new_question = chat_messages(svc.storage, chat)[0]
+    assert new_question.id != question.id and new_question.content == "Average them (edited)"
+    linked = await svc.storage.call(message_attachments, message_ids=[new_question.id])
+    assert [row.id for row in linked[new_question.id]] == [csv_id]
