@@ -1,9 +1,12 @@
-"""`GET /api/chat/sessions/{session_id}/export?format=md|json&branch=active|all`: the
-conversation as a file download."""
+"""`GET /api/chat/sessions/{session_id}/export?format=md|json&branch=active|all&files=true`:
+the conversation as a file download. A JSON export names each user message's files;
+`files=true` also puts their bytes in it (base64, read through the store by the
+owner-checked download, within `export.FILES_LIMIT_BYTES`; what did not fit is listed)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query
@@ -12,8 +15,10 @@ from fastapi.responses import Response
 from agent_chat import export, routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
+from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import utcnow
+from agent_chat.services import attachments
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["sessions"])
@@ -60,6 +65,14 @@ async def export_session(
         description="active or all (every version)",
         json_schema_extra={"enum": export.BRANCHES},
     ),
+    files: bool = Query(
+        False,
+        description=(
+            "JSON only: also each file's bytes (base64), up to "
+            f"{export.FILES_LIMIT_BYTES // (1024 * 1024)} MiB in all; the export lists the "
+            "files left out"
+        ),
+    ),
 ) -> Response:
     """The conversation as a file download (Markdown or JSON)."""
     _check("format", fmt, export.FORMATS)
@@ -74,10 +87,22 @@ async def export_session(
     if fmt == "md":
         body = export.to_markdown(data, exported_at=exported_at)
     else:
-        body = export.to_json_text(data, exported_at=exported_at)
+
+        async def open_bytes(row: Attachment) -> AsyncIterator[bytes]:
+            _, chunks = await attachments.open_download(svc, user_id=me, attachment_id=row.id)
+            return chunks
+
+        with_files = await export.gather_files(data, open_bytes) if files else None
+        body = export.to_json_text(data, exported_at=exported_at, files=with_files)
     filename = export.export_filename(data.chat, fmt, exported_at)
     ascii_name = export.export_filename(data.chat, fmt, exported_at, ascii_only=True)
-    log.info("Exported session %s as %s (branch %s)", session_id, fmt, branch)
+    log.info(
+        "Exported session %s as %s (branch %s%s)",
+        session_id,
+        fmt,
+        branch,
+        ", with files" if files and fmt == "json" else "",
+    )
     return Response(
         content=body,
         media_type=export.MEDIA_TYPES[fmt],

@@ -5,6 +5,8 @@
 - `markdown` / `json_export`: pure functions turning a `SessionExport` into the file;
   `markdown_escape` keeps message text from breaking the Markdown around it.
 - `files`: the download's file name and media type.
+- `file_data`: the attached files' bytes (base64) of a JSON export "with files", read through
+  the store within `FILES_LIMIT_BYTES`.
 
 Of a model only the id, name and model name are ever read, so an API key cannot leak.
 Plain Python: nothing here imports reflex.
@@ -12,6 +14,7 @@ Plain Python: nothing here imports reflex.
 
 from __future__ import annotations
 
+from agent_chat.export.file_data import FILES_LIMIT_BYTES, FileData, gather_files
 from agent_chat.export.files import FORMATS, MEDIA_TYPES, export_filename, slug
 from agent_chat.export.json_export import EXPORT_FORMAT, EXPORT_VERSION, to_json, to_json_text
 from agent_chat.export.markdown import to_markdown
@@ -22,7 +25,9 @@ __all__ = [
     "BRANCHES",
     "EXPORT_FORMAT",
     "EXPORT_VERSION",
+    "FILES_LIMIT_BYTES",
     "FORMATS",
+    "FileData",
     "MEDIA_TYPES",
     "ModelInfo",
     "SessionExport",
@@ -31,6 +36,7 @@ __all__ = [
     "details",
     "export_filename",
     "fenced",
+    "gather_files",
     "inline",
     "slug",
     "to_json",

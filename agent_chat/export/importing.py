@@ -26,7 +26,7 @@ from agent_chat.db.import_plan import (
     ordered_tree,
 )
 from agent_chat.db.models import MessageRole, MessageStatus, PauseStatus
-from agent_chat.export.json_export import EXPORT_FORMAT, EXPORT_VERSION
+from agent_chat.export.json_export import EXPORT_FORMAT, EXPORT_VERSION, READABLE_VERSIONS
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # 20 MB: far above a long conversation with tool logs
 MAX_IMPORT_MB = MAX_IMPORT_BYTES // (1024 * 1024)
@@ -101,10 +101,11 @@ def _check_header(doc: Any) -> dict[str, Any]:
         lead = foreign if foreign else "This is not an Agent Chat export"
         raise ImportRefused(f"{lead}: {expected}", code="unknown_format")
     version = doc.get("version")
-    if version != EXPORT_VERSION:
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
         newer = isinstance(version, int) and version > EXPORT_VERSION
+        readable = " and ".join(map(str, READABLE_VERSIONS))
         raise ImportRefused(
-            f"This export has version {version!r}; this app reads version {EXPORT_VERSION}"
+            f"This export has version {version!r}; this app reads versions {readable}"
             + (" (it was made by a newer Agent Chat)." if newer else "."),
             code="unsupported_version",
         )

@@ -2,6 +2,10 @@
 
 The document is enough to rebuild the tree (`parent_id`, `is_active`, `branch_order`) and to
 replay each message's thinking view from its `logs`.
+
+Version 2 added each user message's `attachments` (name, size, media_type, sha256; with the
+"with files" option also `data`, the bytes in base64, and a top-level `files` saying the limit
+and which files were left out). An import still reads version 1, which has no files.
 """
 
 from __future__ import annotations
@@ -10,11 +14,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_chat.db.models import ChatMessage
+from agent_chat.db.models import ChatMessage, MessageRole
+from agent_chat.export.file_data import FileData
 from agent_chat.export.reading import ModelInfo, SessionExport, stored_choices
 
 EXPORT_FORMAT = "agent-chat-export"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # what an import reads: 1 is 2 without files
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -31,7 +37,29 @@ def _meta(meta_json: str | None) -> Any:
         return meta_json  # kept as stored rather than lost
 
 
-def _message_json(message: ChatMessage, data: SessionExport) -> dict[str, Any]:
+def _attachments_json(
+    message: ChatMessage, data: SessionExport, files: FileData | None
+) -> dict[str, Any]:
+    """`attachments` of a user message (none on others: only a person attaches files)."""
+    if message.role != MessageRole.USER.value:
+        return {}
+    listed = []
+    for row in data.attachments.get(message.id or 0, []):
+        item: dict[str, Any] = {
+            "name": row.name,
+            "size": row.size,
+            "media_type": row.media_type,
+            "sha256": row.sha256,
+        }
+        if files is not None and (encoded := files.data.get(row.id or 0)) is not None:
+            item["data"] = encoded
+        listed.append(item)
+    return {"attachments": listed}
+
+
+def _message_json(
+    message: ChatMessage, data: SessionExport, files: FileData | None
+) -> dict[str, Any]:
     mid = message.id or 0
     return {
         "id": mid,
@@ -77,6 +105,7 @@ def _message_json(message: ChatMessage, data: SessionExport) -> dict[str, Any]:
             }
             for pause in data.pauses.get(mid, [])
         ],
+        **_attachments_json(message, data, files),
     }
 
 
@@ -86,8 +115,17 @@ def _model_json(model: ModelInfo | None) -> dict[str, Any] | None:
     )
 
 
-def to_json(data: SessionExport, *, exported_at: datetime) -> dict[str, Any]:
-    """The export document. The tree is rebuilt from `parent_id`, `is_active`, `branch_order`."""
+def _files_json(files: FileData | None) -> dict[str, Any]:
+    if files is None:
+        return {}
+    return {"files": {"limit_bytes": files.limit_bytes, "left_out": list(files.left_out)}}
+
+
+def to_json(
+    data: SessionExport, *, exported_at: datetime, files: FileData | None = None
+) -> dict[str, Any]:
+    """The export document. The tree is rebuilt from `parent_id`, `is_active`, `branch_order`.
+    `files` (`file_data.gather_files`): the "with files" export, each file's bytes in it."""
     chat = data.chat
     return {
         "format": EXPORT_FORMAT,
@@ -110,10 +148,14 @@ def to_json(data: SessionExport, *, exported_at: datetime) -> dict[str, Any]:
         },
         "models": [_model_json(m) for _, m in sorted(data.models.items())],
         "active_branch": list(data.active_ids),
-        "messages": [_message_json(m, data) for m in data.messages],
+        **_files_json(files),
+        "messages": [_message_json(m, data, files) for m in data.messages],
     }
 
 
-def to_json_text(data: SessionExport, *, exported_at: datetime) -> str:
+def to_json_text(
+    data: SessionExport, *, exported_at: datetime, files: FileData | None = None
+) -> str:
     """`to_json` as the file: UTF-8 text kept as is, indented, ending with a newline."""
-    return json.dumps(to_json(data, exported_at=exported_at), ensure_ascii=False, indent=2) + "\n"
+    doc = to_json(data, exported_at=exported_at, files=files)
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_chat.common.tool_profiles import LABELS
+from agent_chat.db.attachment_models import Attachment
+from agent_chat.db.attachment_notes import human_size
 from agent_chat.db.models import ChatMessage, MessageRole, MessageStatus, RunPause
 from agent_chat.export.markdown_escape import contain, details, fenced, inline
 from agent_chat.export.reading import SessionExport, stored_choices
@@ -142,7 +144,16 @@ def _message_md(message: ChatMessage, data: SessionExport, level: int, version: 
         blocks += _assistant_body(message, data)
     elif message.content.strip():
         blocks.append(contain(message.content, line_breaks=message.role == MessageRole.USER.value))
+    if files := data.attachments.get(message.id or 0):
+        blocks.append(_files_md(files))
     return blocks
+
+
+def _files_md(files: Sequence[Attachment]) -> str:
+    """One line per file, as the page shows them (names and sizes; the bytes are not in a
+    Markdown export): `📎 cities.csv (37 bytes, text/plain)`."""
+    lines = [f"📎 {inline(f.name)} ({human_size(f.size)}, {inline(f.media_type)})" for f in files]
+    return "  \n".join(lines)  # a hard break between lines of one paragraph
 
 
 # ---- the tree -----------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""What an export reads: one session, its messages, their run logs, questions and models.
+"""What an export reads: one session, its messages, their run logs, questions, models and
+the files attached to its messages (their rows: the bytes stay in the store).
 
 `collect()` is a store function (keyword-only, takes the session) and runs a handful of
 queries whatever the number of messages. The active branch comes from the message store
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlmodel import Session, col, select
 
+from agent_chat.db.attachment_models import Attachment
+from agent_chat.db.attachment_notes import message_attachments
 from agent_chat.db.errors import NotFound
 from agent_chat.db.messages import active_branch
 from agent_chat.db.models import ChatMessage, ChatMessageLog, ChatSession, ModelConfig, RunPause
@@ -51,6 +54,8 @@ class SessionExport:
     pauses: dict[int, list[RunPause]]  # message id → questions by id
     models: dict[int, ModelInfo]  # every model the session or a message names
     default_model: ModelInfo | None
+    # message id → its files in order (names and sizes only; the bytes stay in the store)
+    attachments: dict[int, list[Attachment]] = field(default_factory=dict)
 
     @property
     def session_model(self) -> ModelInfo | None:
@@ -107,6 +112,18 @@ def _default_model(session: Session) -> ModelInfo | None:
     return ModelInfo(*row) if row else None
 
 
+def _attachments(session: Session, ids: Sequence[int], user_id: int) -> dict[int, list[Attachment]]:
+    """Each message's files, the owner's only (as `services/attachments.of_messages`: an
+    export never lends another person's file a name)."""
+    found: dict[int, list[Attachment]] = {}
+    for start in range(0, len(ids), _IN_CHUNK):
+        chunk = list(ids[start : start + _IN_CHUNK])
+        for message_id, rows in message_attachments(session=session, message_ids=chunk).items():
+            if mine := [row for row in rows if row.owner_id == user_id]:
+                found[message_id] = mine
+    return found
+
+
 def _all_messages(session: Session, chat_session_id: int) -> list[ChatMessage]:
     query = (
         select(ChatMessage)
@@ -148,4 +165,5 @@ def collect(
         pauses=pauses,
         models=_model_infos(session, model_ids),
         default_model=_default_model(session),
+        attachments=_attachments(session, ids, user_id),
     )

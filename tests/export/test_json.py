@@ -47,7 +47,7 @@ def test_json_of_the_whole_tree_rebuilds_every_message_parent_flag_and_log(engin
     doc = json.loads(json.dumps(to_json(read_export(engine, conv, "all"), exported_at=EXPORTED_AT)))
 
     assert doc["format"] == "agent-chat-export"
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     assert doc["session"]["uuid"] == conv.uuid
     assert doc["session"]["title"] == "Trip to Rome"
     assert doc["session"]["model"]["name"] == "Test model"
