@@ -42,6 +42,17 @@ class PausePlan:
 
 
 @dataclass(frozen=True)
+class FilePlan:
+    """A file of a user message as the export names it; `data` its bytes when the export
+    carried them (checked against `size` and `sha256`), else None."""
+
+    name: str
+    size: int
+    sha256: str
+    data: bytes | None
+
+
+@dataclass(frozen=True)
 class MessagePlan:
     source_id: int
     parent_id: int | None  # the file's id of the parent
@@ -62,6 +73,7 @@ class MessagePlan:
     completed_at: datetime | None
     logs: list[LogPlan] = field(default_factory=list)
     pauses: list[PausePlan] = field(default_factory=list)
+    files: list[FilePlan] = field(default_factory=list)  # in the message's order
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Writing an imported conversation (`export/importing.py` read the file and made the
 plan, `db/import_plan.py`, which checked its message tree).
 
-One transaction (the caller's unit of work): the session, every message, log row and question
-go in together or not at all. The message ids are reserved first, so every row goes in with
+One transaction (the caller's unit of work): the session, every message, log row and question,
+and the links of the messages to their files (already stored for the importing person by
+`services/imports.py`), go in together or not at all. The message ids are reserved first, so every row goes in with
 its parent in one batch, and plain rows (no ORM objects): a 2,000-message tree with its logs
 costs a few statements rather than a round trip per message.
 """
@@ -14,8 +15,10 @@ from typing import Any
 from uuid import uuid4
 
 from sqlalchemy import Table, insert, text
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, SQLModel, col, select
 
+from agent_chat.db.attachment_models import Attachment, MessageAttachment
+from agent_chat.db.errors import NotFound
 from agent_chat.db.import_plan import ImportPlan
 from agent_chat.db.models import (
     ChatMessage,
@@ -68,9 +71,37 @@ def _local_models(session: Session, models: dict[int, tuple[str, str]]) -> dict[
     return {source: local[key] for source, key in models.items() if key in local and local[key]}
 
 
-def import_conversation(*, session: Session, plan: ImportPlan, user_id: int) -> Imported:
+def _links(
+    session: Session, user_id: int, attachments: dict[int, list[int]], new_id: dict[int, int]
+) -> list[dict[str, Any]]:
+    """The `message_attachment` rows: the file's message (the file's id → the new id) and
+    place; every attachment must be the person's (another's is NotFound, as anywhere)."""
+    wanted = sorted({a for ids in attachments.values() for a in ids})
+    if not wanted:
+        return []
+    query = select(Attachment.id).where(
+        col(Attachment.id).in_(wanted), col(Attachment.owner_id) == user_id
+    )
+    missing = set(wanted) - set(session.exec(query).all())
+    if missing:
+        raise NotFound(f"Attachment {min(missing)} does not exist")
+    return [
+        {"message_id": new_id[source], "attachment_id": aid, "position": position}
+        for source, ids in attachments.items()
+        for position, aid in enumerate(dict.fromkeys(ids))
+    ]
+
+
+def import_conversation(
+    *,
+    session: Session,
+    plan: ImportPlan,
+    user_id: int,
+    attachments: dict[int, list[int]] | None = None,
+) -> Imported:
     """A new conversation of `user_id` holding the plan's whole tree; returns it with the
-    message count."""
+    message count. `attachments`: the file's message id → the person's attachment ids, in
+    order, linked to the new message."""
     models = _local_models(session, plan.models)
     now = utcnow()
     chat = ChatSession(
@@ -154,7 +185,9 @@ def import_conversation(*, session: Session, plan: ImportPlan, user_id: int) -> 
             }
             for p in m.pauses
         ]
-    for table, values in ((ChatMessage, rows), (ChatMessageLog, logs), (RunPause, pauses)):
+    links = _links(session, user_id, attachments or {}, new_id)
+    tables = ((ChatMessage, rows), (ChatMessageLog, logs), (RunPause, pauses))
+    for table, values in (*tables, (MessageAttachment, links)):
         if values:
             session.execute(insert(_table(table)), values)
     return Imported(chat=chat, messages=len(rows), notes=plan.notes)

@@ -2,8 +2,9 @@
 written and returns an `ImportPlan` (the rows to create), or raises `ImportRefused` with a
 sentence a person can act on (and the HTTP status an API client gets).
 
-What is accepted: this app's JSON export (`format` "agent-chat-export", `version` 1, either
-branch). A message still RUNNING when exported is imported as STOPPED with a note (nothing
+What is accepted: this app's JSON export (`format` "agent-chat-export", `version` 1 or 2,
+either branch); version 2 names each user message's files, with their bytes when exported
+"with files" (`import_files`). A message still RUNNING when exported is imported as STOPPED with a note (nothing
 runs it any more); a question still waiting becomes ABANDONED. Plain Python, no database:
 `db/imports.py` writes the plan in one transaction.
 """
@@ -26,10 +27,15 @@ from agent_chat.db.import_plan import (
     ordered_tree,
 )
 from agent_chat.db.models import MessageRole, MessageStatus, PauseStatus
+from agent_chat.export.file_data import FILES_LIMIT_BYTES
+from agent_chat.export.import_files import read_files
 from agent_chat.export.json_export import EXPORT_FORMAT, EXPORT_VERSION, READABLE_VERSIONS
 
-MAX_IMPORT_BYTES = 20 * 1024 * 1024  # 20 MB: far above a long conversation with tool logs
-MAX_IMPORT_MB = MAX_IMPORT_BYTES // (1024 * 1024)
+# 20 MiB of conversation (far above a long one with tool logs) plus an export's files in
+# base64 (4 bytes for 3): an export "with files" within its limit always imports.
+MAX_IMPORT_MB = 48
+MAX_IMPORT_BYTES = MAX_IMPORT_MB * 1024 * 1024
+assert MAX_IMPORT_BYTES >= 20 * 1024 * 1024 + (FILES_LIMIT_BYTES + 2) // 3 * 4
 RUNNING_NOTE = "Still running when it was exported: imported as stopped."
 _ROLES = {r.value for r in MessageRole}
 _STATUSES = {s.value for s in MessageStatus}
@@ -221,12 +227,13 @@ def _message(obj: Any, index: int, notes: set[str]) -> MessagePlan:
     seqs = [row.seq for row in logs]
     if len(set(seqs)) != len(seqs):
         raise ImportRefused(f"{where} has two log rows with the same seq.", code="broken_tree")
+    role = f.one_of("role", _ROLES)
     return MessagePlan(
         source_id=f.integer("id"),
         parent_id=f.integer("parent_id", optional=True),
         is_active=f.flag("is_active"),
         branch_order=f.integer("branch_order", optional=True) or 0,
-        role=f.one_of("role", _ROLES),
+        role=role,
         status=status,
         content=f.text("content", default=""),
         error=error,
@@ -241,6 +248,7 @@ def _message(obj: Any, index: int, notes: set[str]) -> MessagePlan:
         completed_at=f.time("completed_at"),
         logs=logs,
         pauses=[_pause(p, f"{where}.pauses[{n}]", notes) for n, p in enumerate(_list(f, "pauses"))],
+        files=read_files(f.obj, where, is_user=role == MessageRole.USER.value),
     )
 
 

@@ -23,7 +23,7 @@ from agent_chat.db.models import ChatMessage, ChatMessageLog, ChatSession, RunPa
 from agent_chat.db.pauses import create_pause
 from agent_chat.db.sessions import create_session
 from agent_chat.export import to_json
-from agent_chat.export.importing import MAX_IMPORT_BYTES, RUNNING_NOTE
+from agent_chat.export.importing import MAX_IMPORT_BYTES, MAX_IMPORT_MB, RUNNING_NOTE
 from agent_chat.export.importing import read_export as parse_export
 from agent_chat.runs.storage import Storage
 from tests.support.exports import EXPORTED_AT, build_conversation, read_export
@@ -275,7 +275,7 @@ async def test_a_file_over_the_limit_is_refused_with_413(
         upload = await client.post(URL, files={"file": ("big.json", raw, "application/json")})
     for answer in (response, upload):
         assert answer.status_code == 413
-        assert "20 MB" in answer.json()["error"]["message"]
+        assert f"{MAX_IMPORT_MB} MB" in answer.json()["error"]["message"]
     assert _counts(engine) == (0, 0, 0, 0)
 
 
