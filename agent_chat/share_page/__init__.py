@@ -2,7 +2,8 @@
 to anyone with the link, without login.
 
 - `snapshot`: what a link shows, taken once when the link is made (text only: no model,
-  key, settings or other conversation is ever read into it).
+  key, settings or other conversation is ever read into it; a message's files by name and
+  size, never their bytes or a URL to them).
 - `links`: making a link (snapshot + `db/shares.py`), the expiry choices.
 - `render`: the page, server-rendered HTML (Markdown through markdown-it with raw HTML off,
   safe links, images as links), and its strict headers.

@@ -20,6 +20,7 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from agent_chat.db.attachment_notes import human_size
 from agent_chat.share_page.style import CSS as _CSS
 
 _CSS_HASH = base64.b64encode(hashlib.sha256(_CSS.encode("utf-8")).digest()).decode("ascii")
@@ -131,6 +132,24 @@ def _folded(message: dict[str, Any]) -> str:
     return f"<details class='thinking'><summary>{label}</summary>{''.join(body)}</details>"
 
 
+def _files(message: dict[str, Any]) -> str:
+    """The names and sizes of a user message's files: text only, never a link (the page is
+    public, the files are not)."""
+    files = message.get("files") or []
+    if not files:
+        return ""
+    items = "".join(
+        f"<li>📎 {_e(f.get('name'))} <span class='size'>({_e(_size(f.get('size')))})</span></li>"
+        for f in files
+        if isinstance(f, dict)
+    )
+    return f"<ul class='files'>{items}</ul>"
+
+
+def _size(size: Any) -> str:
+    return human_size(size) if isinstance(size, int) and size >= 0 else ""
+
+
 def _message(message: dict[str, Any]) -> str:
     kind = message.get("kind")
     when = _e(_when(message.get("created_at")))
@@ -144,7 +163,8 @@ def _message(message: dict[str, Any]) -> str:
     if kind == "user":
         return (
             f"<section class='msg user'><div class='who'>You <time>{when}</time></div>"
-            f"<div class='bubble'>{markdown_html(message.get('content') or '')}</div></section>"
+            f"<div class='bubble'>{markdown_html(message.get('content') or '')}</div>"
+            f"{_files(message)}</section>"
         )
     status, error = str(message.get("status")), message.get("error") or ""
     notes = ""

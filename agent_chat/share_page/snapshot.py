@@ -2,6 +2,8 @@
 
 Only what a reader of the conversation sees is kept: who said what, when, the answer, and,
 folded, the thinking, tool calls, tasks and questions. Never a model, key or setting.
+A user message's files are named (name and size, version 2): never their bytes, id or a
+download URL, as the page is public and the files stay their owner's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from agent_chat.db.models import MessageRole, MessageStatus
 from agent_chat.export.reading import SessionExport
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: user messages name their files
 # A tool's arguments and result are cut here in the snapshot (the page folds them anyway).
 TOOL_TEXT_CHARS = 4000
 
@@ -50,6 +52,8 @@ def take_snapshot(data: SessionExport, *, taken_at: datetime) -> dict[str, Any]:
             "content": message.content,
             "created_at": _iso(message.created_at),
         }
+        if kind == "user" and (files := data.attachments.get(mid)):
+            item["files"] = [{"name": f.name, "size": f.size} for f in files]
         if kind == "assistant":
             view = data.view(mid)
             item["content"] = message.content or view.answer

@@ -44,6 +44,9 @@ blockquote { margin: 0; padding-left: 12px; border-left: 3px solid var(--line);
   color: var(--muted); }
 a { color: var(--accent); }
 .image-link { color: var(--muted); }
+.files { list-style: none; margin: 6px 0 0; padding: 0; font-size: .875rem; }
+.files li { overflow-wrap: anywhere; }
+.files .size { color: var(--muted); }
 .todos { padding-left: 20px; }
 .todo.completed { text-decoration: line-through; color: var(--muted); }
 .status-note { color: var(--warn); font-size: .9rem; }
