@@ -1,5 +1,6 @@
 """Where a conversation's workspace lives, shared by the bridge (the agent's tools work
-there) and the app (the workspace panel and downloads read it).
+there) and the app (the workspace panel and downloads read it; a message's attachments are
+copied into its `attachments/` folder).
 
 One folder per conversation, named by the session's UUID, under one root
 (`AGENT_CHAT_WORKSPACES_DIR`, default `data/workspaces`). Both processes must see the same
@@ -9,6 +10,8 @@ root: today that means one machine (or one shared volume).
 from __future__ import annotations
 
 import codecs
+import errno
+import hashlib
 import os
 import re
 import shutil
@@ -249,3 +252,73 @@ def read_preview(
     text = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(head, final=not truncated)
     kind = "markdown" if suffix in MARKDOWN_SUFFIXES else "text"
     return Preview(kind=kind, text=text, truncated=truncated, **common)
+
+
+# ---- writing into a workspace (a message's attachments, services/attachment_workspace.py) --
+
+NAME_BYTES = 255  # a file name's limit on Linux filesystems, in bytes
+
+
+def numbered(name: str, n: int) -> str:
+    """`name` itself for n == 1, else "stem (n).ext"; shortened (never the extension) to
+    NAME_BYTES of UTF-8, which 255 characters of another script can exceed."""
+    dot = name.rfind(".")
+    stem, ext = (name[:dot], name[dot:]) if dot > 0 else (name, "")
+    tail = (f" ({n})" if n > 1 else "") + ext
+    while stem and len((stem + tail).encode()) > NAME_BYTES:
+        stem = stem[:-1]
+    return (stem.rstrip() or "file") + tail
+
+
+def open_subfolder(root: Path, session_uuid: str, sub: str) -> tuple[Path, int]:
+    """The workspace's folder `sub` (made with the workspace if missing) and a descriptor of
+    it, for calls relative to it (`dir_fd=`): a plain name written through it stays in it.
+    OSError when `sub` is a link or leads outside the workspace. The caller closes it."""
+    folder = ensure_workspace(root, session_uuid)
+    path = folder / sub
+    path.mkdir(mode=0o700, exist_ok=True)
+    if path.is_symlink() or not inside(folder, path):
+        raise NotADirectoryError(errno.ENOTDIR, f"{sub}/ is not a folder of the workspace")
+    # O_NOFOLLOW: a link swapped in after the check is refused.
+    return path, os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+
+
+def holds(dir_fd: int, name: str, size: int, digest: str) -> bool | None:
+    """Whether the file `name` below `dir_fd` has exactly these bytes (`digest`: their
+    SHA-256, hex); None when the name is free. A link or anything not a regular file is
+    taken, never followed."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+        return False
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest() == digest
+
+
+def place(dir_fd: int, temp: str, name: str) -> bool:
+    """Give the complete file `temp` the name `name` (both below `dir_fd`) unless that is
+    taken meanwhile (False). A hard link never replaces a file; where the filesystem has
+    none, a rename after a check."""
+    try:
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        try:
+            os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            return True
+        return False
+    return True
+
+
+def free_bytes(dir_fd: int) -> int:
+    """What an unprivileged writer may still write on the folder's filesystem."""
+    info = os.fstatvfs(dir_fd)
+    return info.f_bavail * info.f_frsize

@@ -14,6 +14,10 @@ The rule, per attachment, in the message's order:
   (`[image photo.png attached: this model does not read images]`).
 - **Anything else**: one line with its name, type and size (its content is not sent).
 
+With the Workspace tool profile every file is also copied into the conversation's folder as
+`attachments/<name>` and a line under its block names the path, or says why it could not be
+saved (services/attachment_workspace.py): the agent opens it with its file tools.
+
 With attachments the message is a list of content parts (`[{"type": "text", ...},
 {"type": "image_url", ...}]`, the shape hermes' `run_conversation` takes); without, the
 plain text, exactly as before. Later turns carry only a note naming them
@@ -25,11 +29,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from agent_chat.db import messages, sessions, turns
+from agent_chat.common.tool_profiles import uses_workspace
+from agent_chat.db import messages, turns
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.attachment_notes import human_size, message_attachments
 from agent_chat.db.errors import NotFound, ValidationFailed
-from agent_chat.services import attachment_pdf
+from agent_chat.services import attachment_pdf, attachment_workspace
 from agent_chat.services.attachment_kinds import PDF
 from agent_chat.services.attachment_stores import store_for
 from agent_chat.services.attachments import MAX_PER_MESSAGE, get_attachment
@@ -134,10 +139,17 @@ def image_note(row: Attachment) -> str:
 
 
 async def agent_message(
-    svc: Any, *, text: str, attachments: list[Attachment], sees_images: bool
+    svc: Any,
+    *,
+    text: str,
+    attachments: list[Attachment],
+    sees_images: bool,
+    workspace: str | None = None,
 ) -> str | list[ContentPart]:
     """The message the agent is sent: `text` alone without attachments, else content parts
-    (the text part first: the person's text, then each file's block or note)."""
+    (the text part first: the person's text, then each file's block or note). `workspace`:
+    the conversation's uuid when its run has the Workspace profile (each file is saved
+    there and its block says where)."""
     if not attachments:
         return text
     blocks = [text]
@@ -147,27 +159,73 @@ async def agent_message(
             data = base64.b64encode(await _read(svc, row)).decode("ascii")
             url = f"data:{row.media_type};base64,{data}"
             images.append({"type": "image_url", "image_url": {"url": url}})
-            blocks.append(f"[image {row.name} attached ({human_size(row.size)})]")
+            block = f"[image {row.name} attached ({human_size(row.size)})]"
         elif row.media_type in IMAGE_TYPES:
-            blocks.append(image_note(row))
+            block = image_note(row)
         elif is_text(row.media_type):
-            blocks.append(await text_block(svc, row))
+            block = await text_block(svc, row)
         elif row.media_type == PDF:
-            blocks.append(await pdf_block(svc, row))
+            block = await pdf_block(svc, row)
         else:
-            blocks.append(other_note(row))
+            block = other_note(row)
+        if workspace is not None:
+            saved = await attachment_workspace.save_line(svc, session_uuid=workspace, row=row)
+            block = f"{block}\n{saved}"
+        blocks.append(block)
     return [{"type": "text", "text": "\n\n".join(blocks)}, *images]
 
 
-def _sees_images(*, session: Any, session_uuid: str, user_id: int, model_id: int | None) -> bool:
-    """Whether the model the run will use (chosen, else the conversation's, else the
-    default: `turns.resolve_model`) is marked as reading images."""
-    chat = sessions.get_session(session=session, session_uuid=session_uuid, user_id=user_id)
+def _run_target(
+    *,
+    session: Any,
+    session_uuid: str,
+    user_id: int,
+    model_id: int | None,
+    tool_profile: str | None,
+    enabled_profiles: tuple[str, ...],
+) -> tuple[bool, bool]:
+    """Whether the run's model reads images, and whether the run works in the conversation's
+    folder: its model and profile as the turn will choose them (`turns.agent_target`: the
+    chosen ones, else the conversation's, else the default)."""
     try:
-        model = turns.resolve_model(session, model_id, chat.model_id if chat else None)
+        target = turns.agent_target(
+            session=session,
+            session_uuid=session_uuid,
+            user_id=user_id,
+            model_id=model_id,
+            tool_profile=tool_profile,
+            enabled_profiles=enabled_profiles,
+        )
     except turns.Refused:
-        return False  # no model: the turn refuses it
-    return bool(model.supports_images)
+        return False, False  # no model, or a profile not enabled: the turn refuses it
+    return bool(target.model.supports_images), uses_workspace(target.tool_profile)
+
+
+async def _message(
+    svc: Any,
+    *,
+    user_id: int,
+    session_uuid: str,
+    model_id: int | None,
+    tool_profile: str | None,
+    text: str,
+    rows: list[Attachment],
+) -> str | list[ContentPart]:
+    sees, in_workspace = await svc.storage.call(
+        _run_target,
+        session_uuid=session_uuid,
+        user_id=user_id,
+        model_id=model_id,
+        tool_profile=tool_profile,
+        enabled_profiles=svc.settings.tool_profiles,
+    )
+    return await agent_message(
+        svc,
+        text=text,
+        attachments=rows,
+        sees_images=sees,
+        workspace=session_uuid if in_workspace else None,
+    )
 
 
 async def for_run(
@@ -178,12 +236,14 @@ async def for_run(
     model_id: int | None,
     text: str,
     attachment_ids: list[int],
+    tool_profile: str | None = None,
 ) -> tuple[tuple[int, ...], str | list[ContentPart] | None]:
     """The attachments of a new message, checked as the person's, and the agent's message
     made of them (None without attachments: the turn's text is sent). A bad id is a
     `ValidationFailed` naming `attachmentIds` (the conversation exists: the request's body is
     what is wrong), the same for another person's id as for a missing one; so is more
-    than MAX_PER_MESSAGE."""
+    than MAX_PER_MESSAGE. `tool_profile`: the one chosen for this run (None: the
+    conversation's), which says whether the files are saved in its workspace."""
     ids = tuple(dict.fromkeys(row_id(i, "Attachment") for i in attachment_ids))
     if len(ids) > MAX_PER_MESSAGE:
         message = f"At most {MAX_PER_MESSAGE} attachments per message."
@@ -198,10 +258,16 @@ async def for_run(
             raise ValidationFailed(
                 {"attachmentIds": f"There is no attachment {attachment_id}."}
             ) from exc
-    sees = await svc.storage.call(
-        _sees_images, session_uuid=session_uuid, user_id=user_id, model_id=model_id
+    content = await _message(
+        svc,
+        user_id=user_id,
+        session_uuid=session_uuid,
+        model_id=model_id,
+        tool_profile=tool_profile,
+        text=text,
+        rows=rows,
     )
-    return ids, await agent_message(svc, text=text, attachments=rows, sees_images=sees)
+    return ids, content
 
 
 async def for_regenerate(
@@ -209,7 +275,8 @@ async def for_regenerate(
 ) -> str | list[ContentPart] | None:
     """A regenerated answer's question as it was first sent: its text with its attachments
     (None without any: the turn's text is sent). The rule is the same on every branch: a
-    message's files go with that message's own runs, later turns name them."""
+    message's files go with that message's own runs, later turns name them. In a Workspace
+    conversation only the files missing from its folder are copied again."""
     question = await svc.storage.call(
         messages.owned_message, message_id=question_id, user_id=user_id
     )
@@ -219,7 +286,12 @@ async def for_regenerate(
     rows = linked.get(question_id, [])
     if not rows:
         return None
-    sees = await svc.storage.call(
-        _sees_images, session_uuid=session_uuid, user_id=user_id, model_id=None
+    return await _message(
+        svc,
+        user_id=user_id,
+        session_uuid=session_uuid,
+        model_id=None,
+        tool_profile=None,
+        text=question.content,
+        rows=rows,
     )
-    return await agent_message(svc, text=question.content, attachments=rows, sees_images=sees)

@@ -157,6 +157,7 @@ async def start_run(
         model_id=model_id,
         text=text,
         attachment_ids=attachment_ids or [],
+        tool_profile=tool_profile,  # Workspace: the files are saved in its folder too
     )
     return await svc.runs.send(
         user_id=user_id,
