@@ -24,6 +24,7 @@ API_FOLDERS = "/api/chat/folders"
 API_FOLDER = "/api/chat/folders/{folder_id}"
 API_ATTACHMENTS = "/api/chat/attachments"
 API_ATTACHMENT = "/api/chat/attachments/{attachment_id}"
+API_ATTACHMENT_THUMBNAIL = "/api/chat/attachments/{attachment_id}/thumbnail"
 API_SESSION = "/api/chat/sessions/{session_id}"
 API_SESSION_RESET = "/api/chat/sessions/{session_id}/reset"
 API_SESSION_MESSAGES = "/api/chat/sessions/{session_id}/messages"
@@ -43,6 +44,10 @@ WORKSPACE_FILE_API = "/api/chat/sessions/{session_uuid}/workspace/{path:path}"
 
 def attachment_url(attachment_id: int) -> str:
     return API_ATTACHMENT.format(attachment_id=attachment_id)
+
+
+def thumbnail_url(attachment_id: int) -> str:
+    return API_ATTACHMENT_THUMBNAIL.format(attachment_id=attachment_id)
 
 
 def chat_url(session_uuid: str) -> str:

@@ -11,6 +11,9 @@
   (`Content-Disposition: attachment`), with `X-Content-Type-Options: nosniff` and its
   sniffed type, never one a browser renders as a page (HTML, SVG: octet-stream instead).
   Another person's id is the same 404 as a missing one.
+- `GET /api/chat/attachments/{id}/thumbnail`: a picture's WebP thumbnail, at most 320 pixels
+  a side (services/attachment_thumbs.py); 404 with the reason for a file that is not a
+  picture it can read.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import unicodedata
 
 from fastapi import APIRouter, Path, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
@@ -27,7 +30,7 @@ from agent_chat.api.export import content_disposition
 from agent_chat.api.schemas import MAX_ID, AttachmentList, attachment_out
 from agent_chat.api.uploads import MultipartReader
 from agent_chat.db.attachment_models import Attachment
-from agent_chat.services import attachments
+from agent_chat.services import attachment_thumbs, attachments
 from agent_chat.services.attachment_kinds import served_type
 from agent_chat.services.attachments import MAX_PER_MESSAGE, UploadRefused
 
@@ -125,3 +128,26 @@ async def download_attachment(svc: Svc, me: Me, attachment_id: int = AttachmentI
         "ETag": f'"{row.sha256}"',
     }
     return StreamingResponse(chunks, media_type=served_type(row.media_type), headers=headers)
+
+
+@router.get(
+    routes.API_ATTACHMENT_THUMBNAIL,
+    response_class=Response,
+    responses={
+        200: {
+            "content": {"image/webp": {"schema": {"type": "string", "format": "binary"}}},
+            "description": "The picture, at most 320 pixels a side.",
+        },
+        **responses(404),
+    },
+)
+async def attachment_thumbnail(svc: Svc, me: Me, attachment_id: int = AttachmentId) -> Response:
+    """A small WebP of one of your attached pictures (404: not a picture it can read)."""
+    row, data = await attachment_thumbs.thumbnail(svc, user_id=me, attachment_id=attachment_id)
+    headers = {
+        "X-Content-Type-Options": "nosniff",
+        # An attachment's bytes never change: the browser keeps its thumbnail.
+        "Cache-Control": "private, max-age=31536000, immutable",
+        "ETag": f'"{row.sha256}-thumb"',
+    }
+    return Response(data, media_type="image/webp", headers=headers)

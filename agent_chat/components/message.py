@@ -121,12 +121,13 @@ def _edit_form(row: MessageRow) -> rx.Component:
 
 
 def _file(file: FileRow) -> rx.Component:
-    """A picture (lazy: a long conversation loads those it scrolls to) or a card; each
-    link downloads the file (the server never serves it as a page)."""
+    """A picture's thumbnail (made on the server; lazy: a long conversation loads those it
+    scrolls to), which opens the full picture over the page, or a card; each link is the
+    download (the server never serves a file as a page)."""
     return rx.el.a(
         rx.cond(
             file["image"],
-            rx.el.img(src=file["url"], alt=file["name"], loading="lazy", class_name="file-thumb"),
+            rx.el.img(src=file["thumb"], alt=file["name"], loading="lazy", class_name="file-thumb"),
             rx.fragment(
                 rx.el.span(file["kind"], class_name="attachment-icon"),
                 rx.el.span(
@@ -137,9 +138,17 @@ def _file(file: FileRow) -> rx.Component:
             ),
         ),
         href=file["url"],
+        download=file["name"],
         title=file["name"] + " · " + file["size"],
         class_name=rx.cond(file["image"], "message-file message-image", "message-file"),
-        custom_attrs={"data-testid": "message-file", "data-name": file["name"]},
+        # A picture opens over the page (assets/attach.jsx listens for this mark).
+        custom_attrs={
+            # Reflex makes this a React Router link, which would open the file as a page.
+            "reloadDocument": True,
+            "data-testid": "message-file",
+            "data-name": file["name"],
+            "data-view": rx.cond(file["image"], "picture", ""),
+        },
     )
 
 

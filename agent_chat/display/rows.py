@@ -81,7 +81,8 @@ class FileRow(TypedDict):
     size: str  # "1.2 kB"
     kind: str  # what the card says instead of a picture: "CSV", "PDF", "TXT" …
     image: bool
-    url: str
+    url: str  # the download (and the full picture)
+    thumb: str  # a picture's small version, made on the server ("" for other files)
 
 
 class MessageRow(TypedDict):
@@ -222,6 +223,7 @@ def file_row(row: Attachment) -> FileRow:
         kind=(ext if 0 < len(ext) <= 4 else "file").upper(),
         image=row.media_type in IMAGE_TYPES,
         url=routes.attachment_url(row.id or 0),
+        thumb=routes.thumbnail_url(row.id or 0) if row.media_type in IMAGE_TYPES else "",
     )
 
 

@@ -6,6 +6,7 @@ half-way: nothing kept), and two people who cannot read each other's files."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import socket
 import time
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from PIL import Image
 from sqlalchemy import func, select
 
 from agent_chat.db import api_tokens, users
@@ -164,3 +166,22 @@ def test_another_persons_file_is_404_like_a_missing_one(
         str(2**31 - 1), str(attachment_id)
     )
     assert client.get(f"{URL}/{attachment_id}").status_code == 200
+
+
+def test_a_pictures_thumbnail_over_http(
+    client: httpx.Client, api_stack: Stack, bob_token: str
+) -> None:
+    out = io.BytesIO()
+    Image.new("RGB", (800, 400), (10, 120, 200)).save(out, "JPEG")
+    photo = client.post(URL, files={"files": ("sky.jpg", out.getvalue())}).json()["attachments"][0]
+    got = client.get(f"{URL}/{photo['id']}/thumbnail")
+    assert got.status_code == 200 and got.headers["content-type"] == "image/webp"
+    assert "immutable" in got.headers["cache-control"]
+    assert got.headers["x-content-type-options"] == "nosniff"
+    with Image.open(io.BytesIO(got.content)) as small:
+        assert small.size == (320, 160)
+    text = client.post(URL, files={"files": ("t.csv", b"a,b\n")}).json()["attachments"][0]
+    refused = client.get(f"{URL}/{text['id']}/thumbnail")
+    assert refused.status_code == 404 and "not a picture" in refused.json()["error"]["message"]
+    with api_client(api_stack, bob_token) as bob:
+        assert bob.get(f"{URL}/{photo['id']}/thumbnail").status_code == 404

@@ -85,6 +85,10 @@ def test_a_picked_file_reaches_the_agent_and_its_chip_goes(chat: Page, stack: St
     card = page.get_by_test_id("message-user").get_by_test_id("message-file")
     expect(card).to_have_attribute("data-name", "cities.csv")
     expect(card).to_contain_text("37 bytes")
+    with page.expect_download() as download:  # a file card is the download
+        card.click()
+    assert download.value.suggested_filename == "cities.csv"
+    assert "/chat/" in page.url  # the page stays
 
 
 def test_a_sent_picture_shows_in_its_message_after_a_reload(chat: Page, stack: Stack) -> None:
@@ -105,6 +109,15 @@ def test_a_sent_picture_shows_in_its_message_after_a_reload(chat: Page, stack: S
         "() => { const i = document.querySelector('[data-testid=message-file] img');"
         " return i && i.complete && i.naturalWidth === 8; }"
     )
+    assert (picture.locator("img").get_attribute("src") or "").endswith("/thumbnail")
+    picture.click()  # the full picture over the page, not a download
+    viewer = page.get_by_test_id("picture-viewer")
+    expect(viewer).to_be_visible()
+    expect(viewer.locator("img")).to_have_attribute("alt", "red.png")
+    with page.expect_download() as download:  # the viewer's link downloads it
+        viewer.get_by_role("link").click()
+    assert download.value.suggested_filename == "red.png"
+    expect(viewer).to_have_count(0)  # a click closes it
     expect(files.last).to_contain_text("notes.md")
     download = page.request.get(page.url.split("/chat")[0] + (picture.get_attribute("href") or ""))
     assert download.ok and download.body() == _png()
