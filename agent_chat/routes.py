@@ -54,8 +54,10 @@ def chat_url(session_uuid: str) -> str:
     return f"/chat/{session_uuid}"
 
 
-def export_url(session_uuid: str, fmt: str, branch: str = "active") -> str:
-    return EXPORT_API.format(session_id=session_uuid) + f"?format={fmt}&branch={branch}"
+def export_url(session_uuid: str, fmt: str, branch: str = "active", *, files: bool = False) -> str:
+    """`files`: a JSON export that carries the attached files' bytes too."""
+    url = EXPORT_API.format(session_id=session_uuid) + f"?format={fmt}&branch={branch}"
+    return url + "&files=true" if files else url
 
 
 def file_url(session_uuid: str, path: str, *, inline: bool = False, version: str = "") -> str:

@@ -3,7 +3,7 @@
     agent-chat ask "question" [--session ID] [--model NAME] [--skill NAME] [--answer TEXT]...
                    [--attach FILE]...
     agent-chat sessions [--limit N] [--archived]
-    agent-chat export ID [--format md|json] [-o FILE]
+    agent-chat export ID [--format md|json] [--files] [-o FILE]
 
 `--url` (or AGENT_CHAT_URL, default http://127.0.0.1:3000) and `--token` (or
 AGENT_CHAT_TOKEN: a personal API token, needed when the app has a password).
@@ -64,6 +64,11 @@ def parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="a session as Markdown or JSON")
     export.add_argument("session")
     export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument(
+        "--files",
+        action="store_true",
+        help="JSON only: carry the attached files' bytes too (an import restores them)",
+    )
     export.add_argument("-o", "--output", type=Path, help="write to this file (default stdout)")
     return main
 
@@ -121,7 +126,7 @@ def cmd_sessions(client: Client, args: argparse.Namespace, console: Console) -> 
 
 
 def cmd_export(client: Client, args: argparse.Namespace) -> int:
-    data = client.export(args.session, args.format)
+    data = client.export(args.session, args.format, files=args.files)
     if args.output:
         args.output.write_bytes(data)
     else:
@@ -131,7 +136,10 @@ def cmd_export(client: Client, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    options = parser()
+    args = options.parse_args(argv)
+    if args.command == "export" and args.files and args.format != "json":
+        options.error("--files needs --format json (a Markdown export names the files only)")
     console, err = Console(), Console(stderr=True, soft_wrap=True)
     try:
         with Client(args.url, args.token) as client:

@@ -112,9 +112,10 @@ class Client:
     def skills(self) -> list[dict[str, Any]]:
         return self.call("GET", "/api/skills").json()
 
-    def export(self, session_id: str, fmt: str) -> bytes:
+    def export(self, session_id: str, fmt: str, *, files: bool = False) -> bytes:
         path = f"/api/chat/sessions/{session_id}/export"
-        return self.call("GET", path, params={"format": fmt}).content
+        params = {"format": fmt, **({"files": "true"} if files else {})}
+        return self.call("GET", path, params=params).content
 
     # ---- the stream -----------------------------------------------------------------------
 

@@ -31,15 +31,17 @@ def _reset_button() -> rx.Component:
     )
 
 
-def _export_button(fmt: str, icon: str, label: str) -> rx.Component:
-    """A download link for the export of the open conversation (the server names the file)."""
+def _export_button(fmt: str, icon: str, label: str, *, files: bool = False) -> rx.Component:
+    """A download link for the export of the open conversation (the server names the file);
+    `files`: the JSON with the attached files' bytes, which an import restores."""
+    test_id = f"export-{fmt}" + ("-files" if files else "")
     return rx.tooltip(
         rx.icon_button(
             rx.link(
                 rx.icon(icon, size=16),
-                href=routes.export_url(ChatState.current_uuid, fmt),
+                href=routes.export_url(ChatState.current_uuid, fmt, files=files),
                 is_external=True,
-                custom_attrs={"download": "", "data-testid": f"export-{fmt}"},
+                custom_attrs={"download": "", "data-testid": test_id},
             ),
             as_child=True,
             variant="ghost",
@@ -56,24 +58,26 @@ def _export_buttons() -> rx.Component:
         rx.hstack(
             _export_button("md", "file-text", "Export as Markdown"),
             _export_button("json", "file-json", "Export as JSON"),
+            _export_button("json", "file-archive", "Export as JSON with files", files=True),
             share_button(),
             spacing="3",
         ),
     )
 
 
-def _menu_link(label: str, fmt: str) -> rx.Component:
+def _menu_link(label: str, fmt: str, *, files: bool = False) -> rx.Component:
+    test_id = f"menu-export-{fmt}" + ("-files" if files else "")
     return rx.dropdown_menu.item(
         rx.link(
             label,
-            href=routes.export_url(ChatState.current_uuid, fmt),
+            href=routes.export_url(ChatState.current_uuid, fmt, files=files),
             is_external=True,
             underline="none",
             color="inherit",
             custom_attrs={"download": ""},
         ),
         as_child=True,
-        custom_attrs={"data-testid": f"menu-export-{fmt}"},
+        custom_attrs={"data-testid": test_id},
     )
 
 
@@ -94,6 +98,7 @@ def _phone_menu() -> rx.Component:
             rx.dropdown_menu.content(
                 _menu_link("Export as Markdown", "md"),
                 _menu_link("Export as JSON", "json"),
+                _menu_link("Export as JSON with files", "json", files=True),
                 share_header_item(),
                 rx.cond(
                     ChatState.messages.length() > 0,

@@ -5,6 +5,8 @@ nothing is sent: no upload, no conversation, no request to the model."""
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +114,18 @@ def test_a_file_the_server_refuses_says_why_and_sends_nothing(cli: Cli, tmp_path
     # The CSV before it was stored (unused: the server sweeps it), nothing else happened.
     assert (after[0], after[2]) == (chats, requests)
     assert result.stdout == ""
+
+
+def test_export_with_files_carries_them(cli: Cli, tmp_path: Path) -> None:
+    data = b"day,city\n1,Lyon\n"
+    source = tmp_path / "trip.csv"
+    source.write_bytes(data)
+    asked = cli.run("ask", "Plan it (cli export)", "--attach", str(source))
+    assert asked.returncode == 0, asked.stderr
+    session_id = session_of(asked.stderr)
+    exported = cli.run("export", session_id, "--format", "json", "--files")
+    assert exported.returncode == 0, exported.stderr
+    (question,) = [m for m in json.loads(exported.stdout)["messages"] if m["role"] == "USER"]
+    assert base64.b64decode(question["attachments"][0]["data"]) == data
+    refused = cli.run("export", session_id, "--files")  # Markdown: names only
+    assert refused.returncode == 2 and "--files needs --format json" in refused.stderr

@@ -6,10 +6,13 @@ sent until it is removed; a send while an upload goes on waits for it."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,3 +212,34 @@ def test_a_send_waits_for_the_upload(chat: Page, stack: Stack) -> None:
     )
     text = _sent_with(stack, "use the late file", "late.csv")
     assert "late.csv" in text and "Lyon,522250" in text
+
+
+def test_export_with_files_then_import_brings_the_files_back(
+    chat: Page, stack: Stack, tmp_path: Path
+) -> None:
+    page = chat
+    _attach(page, _file("travel.csv", b"day,city\n1,Lyon\n2,Ghent\n", "text/csv"))
+    expect(_chip(page, "travel.csv")).to_have_attribute("data-state", "done")
+    send(page, "Plan the trip (export)")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    with page.expect_download() as info:
+        page.get_by_test_id("export-json-files").click()
+    exported = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+    (question,) = [m for m in exported["messages"] if m["role"] == "USER"]
+    (file,) = question["attachments"]
+    assert file["name"] == "travel.csv"
+    assert base64.b64decode(file["data"]) == b"day,city\n1,Lyon\n2,Ghent\n"
+    source = tmp_path / "export.json"
+    source.write_text(json.dumps(exported), encoding="utf-8")
+    before = page.url
+    with page.expect_file_chooser() as chooser:
+        page.get_by_test_id("import-button").click()
+    chooser.value.set_files(str(source))
+    page.wait_for_url(lambda url: url != before and "/chat/" in url)
+    card = page.get_by_test_id("message-user").get_by_test_id("message-file")
+    expect(card).to_have_attribute("data-name", "travel.csv")
+    with page.expect_download() as download:
+        card.click()
+    assert Path(download.value.path()).read_bytes() == b"day,city\n1,Lyon\n2,Ghent\n"
