@@ -31,7 +31,7 @@ from typing import Any
 
 from agent_chat.common.tool_profiles import uses_workspace
 from agent_chat.db import messages, turns
-from agent_chat.db.attachment_models import Attachment
+from agent_chat.db.attachment_models import IMAGE_TYPES, Attachment
 from agent_chat.db.attachment_notes import human_size, message_attachments
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.services import attachment_pdf, attachment_workspace
@@ -41,7 +41,6 @@ from agent_chat.services.attachments import MAX_PER_MESSAGE, get_attachment
 from agent_chat.services.ids import row_id
 
 TEXT_LIMIT = 100_000  # characters of one text-like file inline
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 TEXT_TYPES = frozenset(
     {
         "application/json",
