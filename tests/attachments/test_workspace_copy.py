@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,6 +22,7 @@ import pytest
 from agent_chat.common.workspaces import NAME_BYTES, numbered
 from agent_chat.config import S3Settings
 from agent_chat.db import model_configs
+from agent_chat.runs.manager import RunRefused
 from agent_chat.runs.storage import Storage
 from agent_chat.services import attachment_parts, attachment_workspace, versions
 from agent_chat.services import attachments as uploads
@@ -268,3 +270,41 @@ async def test_images_for_a_model_that_does_not_read_them_are_saved_and_named(
     assert "[image photo.png attached: this model does not read images]\n" in text
     assert "Saved in your workspace as attachments/photo.png" in text
     assert (workspaces / chat / "attachments" / "photo.png").read_bytes() == png
+
+
+async def test_a_new_conversation_refused_after_the_copy_leaves_no_folder(
+    svc, user, workspaces: Path
+) -> None:
+    """The turn refuses (another worker's run took the person's last slot meanwhile): the
+    conversation is removed, and so is the folder its files were copied into."""
+
+    async def no_slot(**_: Any) -> Any:
+        raise RunRefused("You already have 4 answers running.", "too_many_runs")
+
+    async def nothing_running(*_: Any, **__: Any) -> Any:
+        return None
+
+    async def none_working(**_: Any) -> int:
+        return 0
+
+    runs = SimpleNamespace(
+        validate_message=lambda text: text,
+        running_in=nothing_running,
+        working_runs=none_working,
+        send=no_slot,
+    )
+    settings = SimpleNamespace(**vars(svc.settings), max_active_runs=4, skills_dir=workspaces)
+    backend = SimpleNamespace(storage=svc.storage, settings=settings, runs=runs)
+    csv = await _upload(svc, user, CSV, "cities.csv")
+    chat = str(uuid.uuid4())
+    with pytest.raises(RunRefused):
+        await use.start_conversation(
+            backend,
+            user_id=user,
+            session_uuid=chat,
+            hermes_session=uuid.uuid4().hex,
+            text="Look",
+            tool_profile="workspace",
+            attachment_ids=[csv],
+        )
+    assert not (workspaces / chat).exists()
