@@ -1,8 +1,10 @@
-"""Full-text search over titles, user messages and answers (the index: db/search_schema.py,
-the text rules: db/search_text.py), and opening a hit on its branch.
+"""Full-text search over titles, user messages, answers and the names of the files messages
+carry (the index: db/search_schema.py, the text rules: db/search_text.py), and opening a hit
+on its branch.
 
 One result per conversation: its newest matching message (any branch, so an older version
-of an answer is found too), else its title; newest first. Archived conversations are found
+of an answer is found too; a message matches by its text or by one of its files' names, each
+a document of its own), else its title; newest first. Archived conversations are found
 and say so. Any query is valid: its words are turned into index terms here, never passed to
 the engine's own syntax.
 """
@@ -13,16 +15,17 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import TextClause, bindparam, text
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound
 from agent_chat.db.messages import active_branch, owned_message, set_active
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, SessionStatus
-from agent_chat.db.search_schema import PREFIX_FUNCTION
+from agent_chat.db.search_schema import ATTACHMENT_FTS, PREFIX_FUNCTION, SEARCHED_ROLES
 from agent_chat.db.search_text import (
     Segment,
     Term,
+    file_snippet,
     fts5_query,
     highlight,
     parse_query,
@@ -189,6 +192,42 @@ def _pg_message_hits(
     return found
 
 
+def _attachment_hits(session: Session, terms: list[Term], limit: int, owner: int) -> dict[int, int]:
+    """session id → id of its newest message carrying a file whose name matches, for the
+    newest `limit` sessions of the person `owner`. The attachment's owner narrows the lookup
+    (a message carries only its person's files: link_to_message checks); the conversation's
+    owner is the rule, as for messages."""
+    if _sqlite(session):
+        source = f"{ATTACHMENT_FTS} f JOIN attachment a ON a.id = f.rowid"
+        match, q = f"{ATTACHMENT_FTS} MATCH :q", fts5_query(terms)
+    else:
+        source = "attachment a"
+        match, q = "a.search_vector @@ to_tsquery('simple', :q)", pg_tsquery(terms)
+    query = text(
+        f"SELECT DISTINCT m.id, m.session_id FROM {source} "
+        "JOIN message_attachment ma ON ma.attachment_id = a.id "
+        "JOIN chat_message m ON m.id = ma.message_id JOIN chat_session s ON s.id = m.session_id "
+        f"WHERE {match} AND a.owner_id = :owner AND s.owner_id = :owner "
+        f"AND m.role IN {SEARCHED_ROLES} AND m.id < :before ORDER BY m.id DESC LIMIT :n"
+    )
+    return _newest_first(session, query, {"q": q, "owner": owner}, limit)
+
+
+def _file_names(session: Session, message_ids: list[int]) -> dict[int, list[str]]:
+    """message id → the names of its files, in their order."""
+    if not message_ids:
+        return {}
+    query = text(
+        "SELECT ma.message_id, a.name FROM message_attachment ma "
+        "JOIN attachment a ON a.id = ma.attachment_id "
+        "WHERE ma.message_id IN :ids ORDER BY ma.message_id, ma.position"
+    ).bindparams(bindparam("ids", expanding=True))
+    names: dict[int, list[str]] = {}
+    for message_id, name in session.execute(query, {"ids": message_ids}).all():
+        names.setdefault(message_id, []).append(name)
+    return names
+
+
 def _title_hits(session: Session, terms: list[Term], limit: int, owner: int) -> list[int]:
     if _sqlite(session):
         query = text(
@@ -230,7 +269,15 @@ def search(*, session: Session, user_id: int, query: str, limit: int = 30) -> li
     terms = parse_query(query)
     if not terms:
         return []
-    by_message = _message_hits(session, terms, limit, user_id)
+    by_text = _message_hits(session, terms, limit, user_id)
+    by_file = _attachment_hits(session, terms, limit, user_id)
+    by_message = dict(by_text)
+    for chat_id, message_id in by_file.items():  # the newer of the two matches
+        if message_id > by_message.get(chat_id, 0):
+            by_message[chat_id] = message_id
+    # Found by a file's name only: the snippet shows the names (the text has no match).
+    file_only = [m for c, m in by_file.items() if by_message[c] == m and by_text.get(c) != m]
+    names = _file_names(session, file_only)
     by_title = [i for i in _title_hits(session, terms, limit, user_id) if i not in by_message]
     ids = list(by_message) + by_title
     if not ids:
@@ -273,7 +320,11 @@ def search(*, session: Session, user_id: int, query: str, limit: int = 30) -> li
         )
         message = messages.get(by_message.get(chat_id, -1))
         if message is not None:
-            hit.snippet, hit.at = snippet(message.content, terms), message.created_at
+            if message.id in names:
+                hit.snippet = file_snippet(names[message.id], message.content, terms)
+            else:
+                hit.snippet = snippet(message.content, terms)
+            hit.at = message.created_at
             hit.message_id, hit.role = message.id, message.role
         else:
             hit.snippet = snippet(questions.get(chat_id, ""), [])

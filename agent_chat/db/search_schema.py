@@ -16,9 +16,17 @@
   not a column: the heap never holds the prefixes. A vector whose prefixes would not fit in
   a tsvector gets the lexeme `*` instead (db/search.py includes those rows and tests them).
 
-A later SQLite batch migration that recreates `chat_message` or `chat_session` drops their
-triggers with the old table: it must call `create_sqlite_triggers()` again (the search tests
-run on the migrated schema and would notice).
+- The names of attachments (migration e6a8c0d2f4b7), indexed apart from the messages that
+  carry them: SQLite's contentless FTS5 table `attachment_fts` (rowid = the attachment id,
+  triggers on `attachment`), PostgreSQL's generated `attachment.search_vector` with a GIN
+  index. An attachment's name never changes once stored and a link is a row of
+  `message_attachment`, which db/search.py joins when it asks: linking, unlinking or deleting
+  a message needs no index work, so the index cannot miss a change made in any order.
+
+A later SQLite batch migration that recreates `chat_message`, `chat_session` or `attachment`
+drops their triggers with the old table: it must call `create_sqlite_triggers()` (or
+`create_sqlite_attachment_triggers()`) again (the search tests run on the migrated schema and
+would notice).
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ FTS_TABLES = ("chat_message_fts", "chat_session_fts")
 PG_INDEXES = ("ix_chat_message_search_vector", "ix_chat_session_search_vector")
 PG_MESSAGE_INDEX = "ix_chat_message_search_prefixes"
 PREFIX_FUNCTION = "agent_chat_search_prefixes"
+ATTACHMENT_FTS = "attachment_fts"
+PG_ATTACHMENT_INDEX = "ix_attachment_search_vector"
 TOKENIZER = "unicode61 remove_diacritics 0"  # accents kept, as PostgreSQL's 'simple'
 
 
@@ -54,11 +64,11 @@ def include_object(
     obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
 ) -> bool:
     """Alembic's filter: the search objects are this module's, not the models'."""
-    if type_ == "table" and name and name.startswith(FTS_TABLES):
+    if type_ == "table" and name and name.startswith((*FTS_TABLES, ATTACHMENT_FTS)):
         return False
     if type_ == "column" and name == "search_vector":
         return False
-    return not (type_ == "index" and name in (*PG_INDEXES, PG_MESSAGE_INDEX))
+    return not (type_ == "index" and name in (*PG_INDEXES, PG_MESSAGE_INDEX, PG_ATTACHMENT_INDEX))
 
 
 # ---- SQLite ---------------------------------------------------------------------------------
@@ -137,6 +147,47 @@ def drop_sqlite(execute: Any) -> None:
         execute(f"DROP TABLE IF EXISTS {fts}")
 
 
+def _sqlite_attachment_triggers() -> list[str]:
+    insert_new, _ = _fts_ops(ATTACHMENT_FTS, "name", "new", "name", "new.name != ''")
+    _, delete_old = _fts_ops(ATTACHMENT_FTS, "name", "old", "name", "old.name != ''")
+    return [
+        f"CREATE TRIGGER {ATTACHMENT_FTS}_insert AFTER INSERT ON attachment BEGIN {insert_new} END",
+        f"CREATE TRIGGER {ATTACHMENT_FTS}_delete AFTER DELETE ON attachment BEGIN {delete_old} END",
+        # No code renames an attachment; should one, the index follows.
+        f"CREATE TRIGGER {ATTACHMENT_FTS}_update AFTER UPDATE ON attachment "
+        f"WHEN old.name IS NOT new.name BEGIN {delete_old} {insert_new} END",
+    ]
+
+
+def _drop_sqlite_attachment_triggers(execute: Any) -> None:
+    for kind in ("insert", "delete", "update"):
+        execute(f"DROP TRIGGER IF EXISTS {ATTACHMENT_FTS}_{kind}")
+
+
+def create_sqlite_attachment_triggers(execute: Any) -> None:
+    _drop_sqlite_attachment_triggers(execute)
+    for statement in _sqlite_attachment_triggers():
+        execute(statement)
+
+
+def create_sqlite_attachments(execute: Any) -> None:
+    """The attachments' names: the FTS5 table, filled from the existing rows, its triggers."""
+    execute(
+        f"CREATE VIRTUAL TABLE {ATTACHMENT_FTS} USING fts5(name, content='', "
+        f"tokenize='{TOKENIZER}')"
+    )
+    execute(
+        f"INSERT INTO {ATTACHMENT_FTS}(rowid, name) SELECT id, {SQL_FUNCTION}(name) "
+        "FROM attachment WHERE name != ''"
+    )
+    create_sqlite_attachment_triggers(execute)
+
+
+def drop_sqlite_attachments(execute: Any) -> None:
+    _drop_sqlite_attachment_triggers(execute)
+    execute(f"DROP TABLE IF EXISTS {ATTACHMENT_FTS}")
+
+
 # ---- PostgreSQL -----------------------------------------------------------------------------
 
 # What search_text.search_form makes a space: ASCII and common Unicode punctuation and symbols
@@ -186,6 +237,21 @@ def drop_postgresql(execute: Any) -> None:
     execute("ALTER TABLE chat_message DROP COLUMN IF EXISTS search_vector")
     execute("ALTER TABLE chat_session DROP COLUMN IF EXISTS search_vector")
     execute(f"DROP FUNCTION IF EXISTS {SQL_FUNCTION}(text)")
+
+
+def create_postgresql_attachments(execute: Any) -> None:
+    """The attachments' names: a generated vector (computed for existing rows) and its GIN
+    index. A plain one-column index: names are short, so a prefix's lookup reads little."""
+    execute(
+        "ALTER TABLE attachment ADD COLUMN search_vector tsvector GENERATED ALWAYS AS ("
+        f"to_tsvector('simple'::regconfig, {SQL_FUNCTION}(name))) STORED"
+    )
+    execute(f"CREATE INDEX {PG_ATTACHMENT_INDEX} ON attachment USING gin (search_vector)")
+
+
+def drop_postgresql_attachments(execute: Any) -> None:
+    execute(f"DROP INDEX IF EXISTS {PG_ATTACHMENT_INDEX}")
+    execute("ALTER TABLE attachment DROP COLUMN IF EXISTS search_vector")
 
 
 # Every prefix of 2–6 characters of each lexeme of the vector $1, duplicates included.

@@ -275,3 +275,15 @@ def snippet(text: str, terms: list[Term]) -> list[Segment]:
     if end < len(flat):
         segments.append(Segment(text="…", mark=False))
     return segments
+
+
+FILE_MARK = "\U0001f4ce"  # 📎, before each file's name, as the message shows its files
+
+
+def file_snippet(names: list[str], text: str, terms: list[Term]) -> list[Segment]:
+    """The snippet of a message found by its files' names: the names that match (each one
+    holds every term, as the index matched it; all of them if none does here), then the
+    message's text, matches marked."""
+    matched = [n for n in names if all(_match_spans(n, [term]) for term in terms)] or names
+    line = " ".join(f"{FILE_MARK} {name}" for name in matched)
+    return snippet(f"{line} — {text}" if text.strip() else line, terms)
