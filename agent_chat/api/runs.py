@@ -76,7 +76,7 @@ async def started(command: Awaitable[StartedRun], *, new_version: str) -> RunSta
 async def start_run(svc: Svc, me: Me, session_id: str, body: RunCreate) -> RunStarted:
     """Ask: the message joins the active branch and a run answers it (follow it with the
     stream). `parentMessageId`, if given, must be the branch's last message;
-    `attachmentIds`, your uploads the message carries (at most 10; another's is a 404)."""
+    `attachmentIds`, your uploads the message carries (at most 10; another's is a 422, like a missing one)."""
     return await started(
         use.start_run(
             svc,

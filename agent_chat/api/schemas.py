@@ -221,7 +221,7 @@ class RunCreate(Body):
         default_factory=list,
         max_length=10,
         description="Your uploaded files (`POST /api/chat/attachments`) the message carries, "
-        "in order; another person's id is a 404.",
+        "in order; another person's id is a 422, like a missing one.",
     )
 
 
@@ -270,6 +270,12 @@ class Accepted(Out):
 
 class MessageEdit(Body):
     content: str
+    attachment_ids: list[Annotated[int, Field(ge=1, le=MAX_ID)]] | None = Field(
+        default=None,
+        max_length=10,
+        description="The new version's files, in order (your uploads; `[]`: none). Left out, "
+        "it keeps the edited message's files.",
+    )
 
 
 class VersionOut(Out):

@@ -41,9 +41,16 @@ async def regenerate(svc: Svc, me: Me, message_id: MessageId) -> RunStarted:
 )
 async def edit(svc: Svc, me: Me, message_id: MessageId, body: MessageEdit) -> RunStarted:
     """A new version of a user message, answered afresh (a new run starts, as on the page;
-    `newMessageId` is the new user message)."""
+    `newMessageId` is the new user message). It keeps the message's files unless
+    `attachmentIds` gives the new version's."""
     return await started(
-        use.edit_and_resend(svc, user_id=me, message_id=message_id, text=body.content),
+        use.edit_and_resend(
+            svc,
+            user_id=me,
+            message_id=message_id,
+            text=body.content,
+            attachment_ids=body.attachment_ids,
+        ),
         new_version="user",
     )
 

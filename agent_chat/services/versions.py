@@ -68,23 +68,32 @@ async def regenerate(svc: Backend, *, user_id: int, message_id: int) -> StartedR
     )
 
 
-async def edit_and_resend(svc: Backend, *, user_id: int, message_id: int, text: str) -> StartedRun:
+async def edit_and_resend(
+    svc: Backend,
+    *,
+    user_id: int,
+    message_id: int,
+    text: str,
+    attachment_ids: list[int] | None = None,
+) -> StartedRun:
     """A new version of a user message with this text, answered afresh from the same point
-    (the branch below the old version stays, one version away)."""
+    (the branch below the old version stays, one version away). `attachment_ids`: the new
+    version's files (the person's uploads, checked as on a send); None keeps the old one's."""
     _, session_uuid = await owned_message(
         svc, user_id=user_id, message_id=message_id, role=MessageRole.USER
     )
     check_message(svc, text, field="content")
     await check_can_start(svc, user_id=user_id, session_uuid=session_uuid, action="Editing")
-    # The new version keeps the old one's files: they go to the agent with it, as on a send.
-    kept = await attachments.of_messages(svc, user_id=user_id, message_ids=[message_id])
+    if attachment_ids is None:  # the old version's files go with the new one, as on a send
+        kept = await attachments.of_messages(svc, user_id=user_id, message_ids=[message_id])
+        attachment_ids = [row.id for row in kept.get(message_id, []) if row.id is not None]
     linked, content = await attachment_parts.for_run(
         svc,
         user_id=user_id,
         session_uuid=session_uuid,
         model_id=None,
         text=text,
-        attachment_ids=[row.id for row in kept.get(message_id, []) if row.id is not None],
+        attachment_ids=attachment_ids,
     )
     return await svc.runs.edit(
         user_id=user_id,

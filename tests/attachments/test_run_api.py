@@ -94,3 +94,29 @@ def test_more_than_ten_attachments_is_422(client) -> None:
     )
     assert response.status_code == 422, response.text
     assert client.get(f"/api/chat/sessions/{session_id}").json()["messages"] == []
+
+
+def test_an_edit_keeps_or_replaces_the_files(client) -> None:
+    csv_id = _upload(client, "cities.csv", CSV)
+    notes_id = _upload(client, "notes.txt", b"Lyon is on the Rhone.\n")
+    session_id = new_session(client)
+    run = start_run(client, session_id, "Sum them (api edit)", attachmentIds=[csv_id])
+    assert read_stream(client, run["runId"]).last().type == "run_completed"
+
+    def edit(body: dict) -> list[int]:
+        question = client.get(f"/api/chat/sessions/{session_id}").json()["messages"][0]
+        response = client.patch(f"/api/chat/messages/{question['id']}", json=body)
+        assert response.status_code == 201, response.text
+        assert read_stream(client, response.json()["runId"]).last().type == "run_completed"
+        new = client.get(f"/api/chat/sessions/{session_id}").json()["messages"][0]
+        assert new["id"] == response.json()["newMessageId"]
+        return [a["id"] for a in new["attachments"]]
+
+    assert edit({"content": "Average them (api edit)"}) == [csv_id]  # kept
+    assert edit({"content": "Read the notes", "attachmentIds": [notes_id]}) == [notes_id]
+    assert edit({"content": "No files", "attachmentIds": []}) == []
+    question = client.get(f"/api/chat/sessions/{session_id}").json()["messages"][0]
+    bad = client.patch(
+        f"/api/chat/messages/{question['id']}", json={"content": "x", "attachmentIds": [2**31 - 1]}
+    )
+    assert bad.status_code == 422 and "attachmentIds" in bad.json()["error"]["fields"]

@@ -233,3 +233,32 @@ async def test_an_edited_question_keeps_its_files(backend, user, fake_model) -> 
     assert new_question.id != question.id and new_question.content == "Average them (edited)"
     linked = await svc.storage.call(message_attachments, message_ids=[new_question.id])
     assert [row.id for row in linked[new_question.id]] == [csv_id]
+
+
+async def test_an_edit_can_remove_or_change_the_files(
+    backend, user, other_user, fake_model
+) -> None:
+    svc = backend
+    csv_id = await _upload(svc, user, CSV, "cities.csv")
+    notes_id = await _upload(svc, user, b"Lyon is on the Rhone.\n", "notes.txt")
+    chat = new_chat(svc.storage, user)
+    await _ask(svc, user, chat, "Sum them (to edit)", [csv_id])
+
+    async def edit(text: str, ids: list[int]) -> list[int]:
+        question = chat_messages(svc.storage, chat)[0]
+        started = await versions.edit_and_resend(
+            svc, user_id=user, message_id=question.id, text=text, attachment_ids=ids
+        )
+        await finished(svc.storage, started.assistant_message_id)
+        new = chat_messages(svc.storage, chat)[0]
+        linked = await svc.storage.call(message_attachments, message_ids=[new.id])
+        return [row.id for row in linked.get(new.id, [])]
+
+    assert await edit("Read the notes (edited)", [notes_id]) == [notes_id]
+    sent = _sent_to_model(fake_model, "Read the notes (edited)")[0]["text"]
+    assert "notes.txt" in sent and "cities.csv" not in sent
+    assert await edit("No files now (edited)", []) == []
+    assert fake_model.requests()[-1]["messages"][-1]["content"] == "No files now (edited)"
+    theirs = await _upload(svc, other_user, CSV, "theirs.csv")
+    with pytest.raises(ValidationFailed):
+        await edit("Not mine (edited)", [theirs])
