@@ -31,6 +31,7 @@ BENCHMARKS = [
     ("unpaced", "#4 the same answer unpaced vs a bare SSE client"),
     ("mixed_events", "#5 ~200 mixed events/s, emit → DOM delay"),
     ("tab_memory", "the page's memory over 200 answers in one tab"),
+    ("attachments", "a 20 MiB file up and down (SQLite, PostgreSQL); 50 pictures vs none"),
     # Several workers and bridges (PostgreSQL and Redis started by each).
     ("scaled_runs", "runs/min, 1 worker + 1 bridge vs 2 + 2 (the --scaled launcher)"),
     ("cross_worker_latency", "emit → DOM for a tab on the non-consuming worker"),
