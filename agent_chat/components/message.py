@@ -89,9 +89,34 @@ def version_switcher(row: MessageRow) -> rx.Component:
     )
 
 
+def _kept_file(file: FileRow) -> rx.Component:
+    """In the edit form: a file of the message, kept unless unticked."""
+    return rx.el.label(
+        rx.el.input(
+            type="checkbox",
+            name="keep-" + file["id"].to_string(),
+            value=file["id"].to_string(),
+            default_checked=True,
+        ),
+        rx.el.span(file["name"], class_name="attachment-name"),
+        rx.el.span(file["size"], class_name="attachment-meta"),
+        class_name="kept-file",
+        custom_attrs={"data-testid": "edit-file", "data-name": file["name"]},
+    )
+
+
 def _edit_form(row: MessageRow) -> rx.Component:
     return rx.form(
         rx.vstack(
+            rx.cond(
+                row["files"].length() > 0,
+                rx.el.div(
+                    # Its presence says the form lists the files (none ticked: none kept).
+                    rx.el.input(type="hidden", name="files_listed", value="1"),
+                    rx.foreach(row["files"], _kept_file),
+                    class_name="kept-files",
+                ),
+            ),
             rx.text_area(
                 name="text",
                 default_value=row["content"],

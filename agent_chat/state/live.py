@@ -31,6 +31,7 @@ from agent_chat.state.page_scripts import (
     BAD_ATTACHMENTS,
     attached_ids,
     clear_composer,
+    kept_ids,
     notify_script,
 )
 
@@ -217,7 +218,11 @@ class LiveState(ChatState):
         message_id, text = self.editing_id, str(form.get("text") or "")
         try:
             started = await versions.edit_and_resend(
-                self.svc(), user_id=await self.user_id(), message_id=message_id, text=text
+                self.svc(),
+                user_id=await self.user_id(),
+                message_id=message_id,
+                text=text,
+                attachment_ids=kept_ids(form),
             )
         except REFUSALS as exc:
             self.show_error(str(exc))

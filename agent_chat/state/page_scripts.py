@@ -30,6 +30,14 @@ def attached_ids(form: dict) -> list[int] | None:
     return [int(p) for p in parts]
 
 
+def kept_ids(form: dict) -> list[int] | None:
+    """The files an edit keeps (the edit form's ticked `keep-<id>` boxes, in order), or None
+    when the form lists none (the message has no files): the edit keeps what it has."""
+    if not form.get("files_listed"):
+        return None
+    return [int(v) for k, v in form.items() if k.startswith("keep-") and _is_id(str(v))]
+
+
 def _is_id(part: str) -> bool:
     return part.isascii() and part.isdigit() and len(part) <= 11
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_chat.state.page_scripts import attached_ids, clear_composer
+from agent_chat.state.page_scripts import attached_ids, clear_composer, kept_ids
 
 
 def test_the_ids_are_read_in_order() -> None:
@@ -30,3 +30,10 @@ def test_no_input_raises(raw: object) -> None:
 def test_clearing_names_the_sent_ids() -> None:
     script = str(clear_composer("hello", [3, 4]))
     assert "agentChatAttach.sent([3, 4])" in script
+
+
+def test_an_edit_keeps_the_ticked_files() -> None:
+    assert kept_ids({"text": "hi"}) is None  # no files listed: keep what it has
+    assert kept_ids({"files_listed": "1"}) == []  # all unticked
+    form = {"files_listed": "1", "keep-7": "7", "keep-3": "3", "keep-x": "../1", "text": "t"}
+    assert kept_ids(form) == [7, 3]

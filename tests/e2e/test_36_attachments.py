@@ -243,3 +243,33 @@ def test_export_with_files_then_import_brings_the_files_back(
     with page.expect_download() as download:
         card.click()
     assert Path(download.value.path()).read_bytes() == b"day,city\n1,Lyon\n2,Ghent\n"
+
+
+def test_an_edit_keeps_or_drops_the_files(chat: Page, stack: Stack) -> None:
+    page = chat
+    _attach(
+        page, _file("keep.csv", b"a,b\n1,2\n", "text/csv"), _file("drop.md", b"# x\n", "text/x")
+    )
+    expect(page.locator('[data-testid="attachment-chip"][data-state="done"]')).to_have_count(2)
+    send(page, "Two files (edit)")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    page.get_by_test_id("message-user").hover()
+    page.get_by_test_id("edit-message").click()
+    kept = page.get_by_test_id("edit-file")
+    expect(kept).to_have_count(2)
+    kept.filter(has_text="drop.md").locator("input").uncheck()
+    page.get_by_test_id("edit-input").fill("One file (edited)")
+    page.get_by_test_id("edit-submit").click()
+    expect(page.get_by_test_id("message-user").get_by_test_id("message-content")).to_have_text(
+        "One file (edited)"
+    )
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    files = page.get_by_test_id("message-user").get_by_test_id("message-file")
+    expect(files).to_have_count(1)
+    expect(files).to_have_attribute("data-name", "keep.csv")
+    text = _sent_with(stack, "One file (edited)", "keep.csv")
+    assert "drop.md" not in text
