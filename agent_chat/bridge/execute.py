@@ -69,10 +69,11 @@ def execute(run: Run, pool: AgentPool) -> None:
             approvals_for(run.session_id, run.approve),
             _workspace(run, profile),
         ):
+            message = request.agent_message()
             result = agent.run_conversation(
-                request.agent_message(), conversation_history=history, task_id=run.session_id
+                message, conversation_history=history, task_id=run.session_id
             )
-        _finish_from_result(run, result)
+        _finish_from_result(run, result, note=_pictures_dropped(agent, message))
     except Exception as exc:
         logger.exception("run %s crashed", run.run_id)
         if run.stop_requested:
@@ -91,7 +92,21 @@ def execute(run: Run, pool: AgentPool) -> None:
             pool.release(run.user_id, run.session_id, agent)
 
 
-def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
+PICTURES_DROPPED = (
+    "_(The model's endpoint refused the attached picture, so this answer was written without "
+    "seeing it. Untick “Reads images” for this model in Settings → Models.)_"
+)
+
+
+def _pictures_dropped(agent: Any, message: Any) -> str | None:
+    """The note an answer ends with when hermes, its endpoint having refused an image part,
+    stripped the pictures and asked again (`_vision_supported` turned off for the turn): the
+    answer comes without them, and the person must not think the agent saw them."""
+    sent = isinstance(message, list) and any(p.get("type") == "image_url" for p in message)
+    return PICTURES_DROPPED if sent and getattr(agent, "_vision_supported", True) is False else None
+
+
+def _finish_from_result(run: Run, result: dict[str, Any], note: str | None = None) -> None:
     final_text = str(result.get("final_response") or "")
     usage = _usage(result)
     if run.stop_requested or result.get("interrupted"):
@@ -124,6 +139,9 @@ def _finish_from_result(run: Run, result: dict[str, Any]) -> None:
         )
         run.finish(RunState.FAILED, EventType.RUN_FAILED, record_usage=usage, error=abnormal)
     else:
+        if note:  # streamed and in the final text alike, so a reload shows the same
+            run.buffer.emit(EventType.TEXT_DELTA, text="\n\n" + note)
+            final_text = f"{final_text}\n\n{note}" if final_text else note
         run.finish(
             RunState.SUCCEEDED,
             EventType.RUN_COMPLETED,

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agent_chat.bridge.execute import PICTURES_DROPPED
 from agent_chat.db import model_configs, queue, sessions
 from agent_chat.db.attachment_notes import message_attachments
 from agent_chat.db.errors import NotFound, ValidationFailed
@@ -262,3 +263,26 @@ async def test_an_edit_can_remove_or_change_the_files(
     theirs = await _upload(svc, other_user, CSV, "theirs.csv")
     with pytest.raises(ValidationFailed):
         await edit("Not mine (edited)", [theirs])
+
+
+async def test_an_endpoint_that_refuses_pictures_is_said_in_the_answer(
+    backend, user, fake_model
+) -> None:
+    """A model marked as reading pictures whose endpoint does not: hermes strips the pictures
+    and asks again (its own fallback), and the answer ends by saying it was written without
+    seeing them, never a hang; the next message goes on as usual."""
+    svc = backend
+    blind = fake_model.base_url.removesuffix("/v1") + "/fault/noimages/v1"
+    await svc.storage.call(
+        model_configs.update_model, model_id=svc.model, base_url=blind, supports_images=True
+    )
+    png_id = await _upload(svc, user, PNG, "photo.png")
+    chat = new_chat(svc.storage, user)
+    await _ask(svc, user, chat, "What is this?", [png_id])
+    answer = chat_messages(svc.storage, chat)[1]
+    assert answer.status == "SUCCESS"
+    assert answer.content.startswith("Echo: What is this?")
+    assert answer.content.endswith(PICTURES_DROPPED)
+    await _ask(svc, user, chat, "Without the picture, then", [])
+    last = chat_messages(svc.storage, chat)[-1]
+    assert last.status == "SUCCESS" and PICTURES_DROPPED not in last.content
