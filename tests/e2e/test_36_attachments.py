@@ -273,3 +273,68 @@ def test_an_edit_keeps_or_drops_the_files(chat: Page, stack: Stack) -> None:
     expect(files).to_have_attribute("data-name", "keep.csv")
     text = _sent_with(stack, "One file (edited)", "keep.csv")
     assert "drop.md" not in text
+
+
+def _reads_images(stack: Stack, on: bool) -> None:
+    from agent_chat.db import model_configs
+    from agent_chat.db.engine import make_engine, open_session
+
+    engine = make_engine(stack.db_url)
+    try:
+        with open_session(engine) as session:
+            for model in model_configs.list_models(session=session):
+                model_configs.update_model(session=session, model_id=model.id, supports_images=on)
+    finally:
+        engine.dispose()
+
+
+def test_picked_pasted_and_dropped_files_reach_a_model_that_reads_images(
+    chat: Page, stack: Stack
+) -> None:
+    """The picker's picture and the pasted one go as image parts with their bytes, the
+    dropped CSV as text, all in one message."""
+    page = chat
+    _reads_images(stack, True)
+    try:
+        picked, pasted = _png(8, 8), _png(12, 6)
+        _attach(page, _file("picked.png", picked, "image/png"))
+        page.get_by_test_id("composer-input").focus()
+        page.evaluate(
+            """(bytes) => {
+              const dt = new DataTransfer();
+              dt.items.add(new File([new Uint8Array(bytes)], "", {type: "image/png"}));
+              document.activeElement.dispatchEvent(
+                new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
+            }""",
+            list(pasted),
+        )
+        page.evaluate(
+            """(bytes) => {
+              const dt = new DataTransfer();
+              dt.items.add(new File([new Uint8Array(bytes)], "dropped.csv", {type: "text/csv"}));
+              for (const type of ["dragenter", "dragover", "drop"]) {
+                document.body.dispatchEvent(
+                  new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));
+              }
+            }""",
+            list(CSV),
+        )
+        done = page.locator('[data-testid="attachment-chip"][data-state="done"]')
+        expect(done).to_have_count(3)
+        send(page, "Describe all three (images)")
+        expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+            "data-status", "SUCCESS", timeout=60_000
+        )
+        for body in reversed(stack.fake.requests()):
+            content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+            if isinstance(content, list) and "Describe all three" in content[0]["text"]:
+                break
+        else:
+            raise AssertionError("the model never got the message with its parts")
+        assert "```dropped.csv\n" + CSV.decode() in content[0]["text"]
+        urls = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
+        assert sorted(urls) == sorted(
+            "data:image/png;base64," + base64.b64encode(b).decode() for b in (picked, pasted)
+        )
+    finally:
+        _reads_images(stack, False)
