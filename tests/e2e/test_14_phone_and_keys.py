@@ -182,9 +182,10 @@ def test_no_sideways_scroll_at_360_and_big_touch_targets(chat: Page) -> None:
             f"(() => {{ const e = document.querySelector('{scroller}');"
             " return e.scrollWidth <= e.clientWidth; })()"
         ), f"{scroller} scrolls sideways"
-    # Full width: the composer spans the screen, less its padding.
+    # Full width: the text box spans the screen, less the composer's padding and the two
+    # 40-pixel buttons beside it (attach, send).
     box = page.get_by_test_id("composer-input").bounding_box()
-    assert box is not None and box["width"] >= SMALL_PHONE["width"] - 90
+    assert box is not None and box["width"] >= SMALL_PHONE["width"] - 140
     # Touch targets in the header, the composer and the answers' actions.
     assert page.evaluate(SMALL_TARGETS, ".chat-header, .composer, .message-column") == []
     # The on-screen keyboard shrinks the viewport (interactive-widget=resizes-content), and
