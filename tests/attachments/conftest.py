@@ -4,7 +4,7 @@ the database or in a bucket of a real S3 API server process (moto's, one per tes
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -15,6 +15,9 @@ from agent_chat.config import S3Settings
 from agent_chat.db.attachment_models import AttachmentChunk
 from agent_chat.db.engine import open_session
 from agent_chat.runs.storage import Storage
+from tests.fakes.model_server import RunningFakeModel
+from tests.support.bridge import RunningBridge
+from tests.support.runs import fake_model_row, managers
 from tests.support.s3 import object_keys, running_s3
 
 
@@ -70,3 +73,15 @@ def svc(storage: Storage, s3_settings: S3Settings | None) -> SimpleNamespace:
 @pytest.fixture
 def kept(storage: Storage, s3_settings: S3Settings | None) -> Kept:
     return Kept(storage, s3_settings)
+
+
+@pytest.fixture
+async def backend(
+    db_url: str, storage: Storage, bridge: RunningBridge, fake_model: RunningFakeModel
+) -> AsyncIterator[SimpleNamespace]:
+    """The use cases' backend with a real RunManager on the real bridge and the scripted
+    model as the default model (`model`: its id)."""
+    model_id = fake_model_row(storage, fake_model)
+    async with managers(db_url, storage) as make:
+        runs = await make(bridge.base_url, s3=None)
+        yield SimpleNamespace(storage=storage, runs=runs, settings=runs.settings, model=model_id)

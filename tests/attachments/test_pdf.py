@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import psutil
@@ -19,15 +18,13 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 
 from agent_chat.db.attachment_models import Attachment
-from agent_chat.runs.storage import Storage
 from agent_chat.services import attachment_parts, attachment_pdf, versions
 from agent_chat.services import attachments as uploads
 from agent_chat.services import runs as use
 from agent_chat.services.attachment_kinds import PDF
 from agent_chat.services.attachment_parts import TEXT_LIMIT
 from tests.fakes.model_server import RunningFakeModel
-from tests.support.bridge import RunningBridge
-from tests.support.runs import chat_messages, fake_model_row, finished, managers, new_chat
+from tests.support.runs import chat_messages, finished, new_chat
 
 
 def make_pdf(pages: list[str]) -> bytes:
@@ -160,16 +157,6 @@ async def test_a_child_that_dies_or_a_pdf_over_the_byte_limit_is_a_line(
     monkeypatch.setattr(attachment_pdf, "TOO_LARGE", "over 100 bytes, not read")
     text = await _sent(svc, user, make_pdf(["Hello PDF"]), "big.pdf")
     assert text.endswith("): its text could not be read (over 100 bytes, not read)]")
-
-
-@pytest.fixture
-async def backend(
-    db_url: str, storage: Storage, bridge: RunningBridge, fake_model: RunningFakeModel
-) -> AsyncIterator[SimpleNamespace]:
-    model_id = fake_model_row(storage, fake_model)
-    async with managers(db_url, storage) as make:
-        runs = await make(bridge.base_url, s3=None)
-        yield SimpleNamespace(storage=storage, runs=runs, settings=runs.settings, model=model_id)
 
 
 def _last_user_turns(fake: RunningFakeModel) -> list[Any]:

@@ -11,7 +11,6 @@ import base64
 import os
 import uuid
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,28 +19,16 @@ from agent_chat.bridge.execute import PICTURES_DROPPED
 from agent_chat.db import model_configs, queue, sessions
 from agent_chat.db.attachment_notes import message_attachments
 from agent_chat.db.errors import NotFound, ValidationFailed
-from agent_chat.runs.storage import Storage
 from agent_chat.services import attachment_parts, versions
 from agent_chat.services import attachments as uploads
 from agent_chat.services import runs as use
 from agent_chat.services.attachment_parts import TEXT_LIMIT
 from agent_chat.services.errors import Busy
 from tests.fakes.model_server import RunningFakeModel
-from tests.support.bridge import RunningBridge
-from tests.support.runs import chat_messages, fake_model_row, finished, managers, new_chat
+from tests.support.runs import chat_messages, finished, new_chat
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + os.urandom(48)
 CSV = b"city,people\nLyon,522250\nGhent,265086\n"
-
-
-@pytest.fixture
-async def backend(
-    db_url: str, storage: Storage, bridge: RunningBridge, fake_model: RunningFakeModel
-) -> AsyncIterator[SimpleNamespace]:
-    model_id = fake_model_row(storage, fake_model)
-    async with managers(db_url, storage) as make:
-        runs = await make(bridge.base_url, s3=None)
-        yield SimpleNamespace(storage=storage, runs=runs, settings=runs.settings, model=model_id)
 
 
 async def _upload(svc: Any, user: int, data: bytes, name: str) -> int:
