@@ -18,6 +18,18 @@ PER_NAME_BEFORE = "c4e6a8b0d2f4"  # the revision before one row per owner, bytes
 TABLES = {"attachment", "attachment_chunk", "message_attachment"}
 
 
+def _person(connection: sa.Connection, username: str) -> int:
+    """A member, written as SQL: the tables' models may be newer than the schema here."""
+    return connection.execute(
+        sa.text(
+            "INSERT INTO app_user (username, display_name, password_hash, role, disabled,"
+            " password_changed_at, created_at) VALUES (:u, :u, 'x', 'member', false, :now,"
+            " :now) RETURNING id"
+        ),
+        {"u": username, "now": utcnow()},
+    ).scalar_one()
+
+
 def test_up_down_and_up_again(empty_db_url: str) -> None:
     config = alembic_config(empty_db_url)
     command.upgrade(config, BEFORE)
@@ -28,14 +40,7 @@ def test_up_down_and_up_again(empty_db_url: str) -> None:
         assert set(sa.inspect(engine).get_table_names()) >= TABLES
         with engine.begin() as connection:
             now = utcnow()
-            owner = connection.execute(
-                sa.text(
-                    "INSERT INTO app_user (username, display_name, password_hash, role,"
-                    " disabled, password_changed_at, created_at) VALUES ('ann', 'Ann', 'x',"
-                    " 'member', false, :now, :now) RETURNING id"
-                ),
-                {"now": now},
-            ).scalar_one()
+            owner = _person(connection, "ann")
             connection.execute(
                 sa.text(
                     "INSERT INTO attachment_chunk (storage_key, seq, data, created_at)"
@@ -69,14 +74,7 @@ def test_the_same_bytes_under_two_names_are_two_rows_and_a_downgrade_keeps_both(
     try:
         with engine.begin() as connection:
             now = utcnow()
-            owner = connection.execute(
-                sa.text(
-                    "INSERT INTO app_user (username, display_name, password_hash, role,"
-                    " disabled, password_changed_at, created_at) VALUES ('bo', 'Bo', 'x',"
-                    " 'member', false, :now, :now) RETURNING id"
-                ),
-                {"now": now},
-            ).scalar_one()
+            owner = _person(connection, "bo")
             for key, name in (("k1", "a.csv"), ("k2", "b.csv")):
                 connection.execute(
                     sa.text(

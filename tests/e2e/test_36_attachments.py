@@ -53,6 +53,35 @@ def _attach(page: Page, *files: dict[str, Any]) -> None:
     page.get_by_test_id("attach-input").set_input_files(list(files))
 
 
+def _drop(page: Page, name: str, data: bytes, mime: str) -> None:
+    """A file dragged over the page and dropped on it, as a browser's own drag sends it."""
+    page.evaluate(
+        """([name, bytes, mime]) => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([new Uint8Array(bytes)], name, {type: mime}));
+          for (const type of ["dragenter", "dragover", "drop"]) {
+            document.body.dispatchEvent(
+              new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));
+          }
+        }""",
+        [name, list(data), mime],
+    )
+
+
+def _paste(page: Page, png: bytes) -> None:
+    """A picture pasted into the focused element, as a screenshot comes from the clipboard
+    (no name)."""
+    page.evaluate(
+        """(bytes) => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([new Uint8Array(bytes)], "", {type: "image/png"}));
+          document.activeElement.dispatchEvent(
+            new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
+        }""",
+        list(png),
+    )
+
+
 def _chip(page: Page, name: str) -> Any:
     return page.locator(f'[data-testid="attachment-chip"][data-name="{name}"]')
 
@@ -128,29 +157,11 @@ def test_a_sent_picture_shows_in_its_message_after_a_reload(chat: Page, stack: S
 
 def test_dropped_and_pasted_files_become_chips(chat: Page, stack: Stack) -> None:
     page = chat
-    page.evaluate(
-        """(bytes) => {
-          const dt = new DataTransfer();
-          dt.items.add(new File([new Uint8Array(bytes)], "dropped.csv", {type: "text/csv"}));
-          for (const type of ["dragenter", "dragover", "drop"]) {
-            document.querySelector("main, body").dispatchEvent(
-              new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));
-          }
-        }""",
-        list(CSV),
-    )
+    _drop(page, "dropped.csv", CSV, "text/csv")
     expect(_chip(page, "dropped.csv")).to_have_attribute("data-state", "done")
     expect(page.get_by_test_id("attach-drop")).to_have_count(0)
     page.get_by_test_id("composer-input").focus()
-    page.evaluate(
-        """(bytes) => {
-          const dt = new DataTransfer();
-          dt.items.add(new File([new Uint8Array(bytes)], "", {type: "image/png"}));
-          document.activeElement.dispatchEvent(
-            new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
-        }""",
-        list(PNG),
-    )
+    _paste(page, PNG)
     pasted = page.locator('[data-testid="attachment-chip"][data-name^="pasted-"]')
     expect(pasted).to_have_attribute("data-state", "done")
     expect(pasted.locator("img.attachment-thumb")).to_have_count(1)
@@ -299,26 +310,8 @@ def test_picked_pasted_and_dropped_files_reach_a_model_that_reads_images(
         picked, pasted = _png(8, 8), _png(12, 6)
         _attach(page, _file("picked.png", picked, "image/png"))
         page.get_by_test_id("composer-input").focus()
-        page.evaluate(
-            """(bytes) => {
-              const dt = new DataTransfer();
-              dt.items.add(new File([new Uint8Array(bytes)], "", {type: "image/png"}));
-              document.activeElement.dispatchEvent(
-                new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
-            }""",
-            list(pasted),
-        )
-        page.evaluate(
-            """(bytes) => {
-              const dt = new DataTransfer();
-              dt.items.add(new File([new Uint8Array(bytes)], "dropped.csv", {type: "text/csv"}));
-              for (const type of ["dragenter", "dragover", "drop"]) {
-                document.body.dispatchEvent(
-                  new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));
-              }
-            }""",
-            list(CSV),
-        )
+        _paste(page, pasted)
+        _drop(page, "dropped.csv", CSV, "text/csv")
         done = page.locator('[data-testid="attachment-chip"][data-state="done"]')
         expect(done).to_have_count(3)
         send(page, "Describe all three (images)")
