@@ -8,6 +8,9 @@ import React, { useEffect, useRef, useState } from "react";
 
 const UPLOAD_URL = "/api/chat/attachments";
 
+// The uploaded files' ids, in order: what the form sends.
+const doneIds = (items) => items.filter((it) => it.status === "done").map((it) => it.id);
+
 // One store per page: the button, the tray and the page's drop and paste listeners share it.
 const store = (() => {
   if (typeof window === "undefined") return null;
@@ -135,7 +138,7 @@ const store = (() => {
       }
       return true;
     },
-    ids: () => items.filter((it) => it.status === "done").map((it) => it.id),
+    ids: () => doneIds(items),
   };
   // A sent picture (components/message.py, `data-view="picture"`) opens over the page, full
   // size; Escape, a click or the × closes it. Its link stays the download (middle click).
@@ -311,7 +314,7 @@ export function AttachTray({ maxBytes, maxFiles }) {
     };
   }, []);
 
-  const ids = items.filter((it) => it.status === "done").map((it) => it.id);
+  const ids = doneIds(items);
   const failed = items.some((it) => it.status === "error");
   const waiting = store && store.waiting();
   return (

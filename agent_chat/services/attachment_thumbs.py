@@ -50,8 +50,6 @@ def make_thumbnail(data: bytes) -> bytes:
             out = io.BytesIO()
             small.save(out, "WEBP", quality=80, method=4)
             return out.getvalue()
-    except NoThumbnail:
-        raise
     except Image.DecompressionBombError as exc:
         raise NoThumbnail("The picture is too large to preview.") from exc
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:

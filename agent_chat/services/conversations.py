@@ -96,7 +96,13 @@ async def delete_conversation(svc: Backend, *, user_id: int, session_uuid: str) 
     )
     await svc.storage.call(sessions.delete_session, session_uuid=chat.session_uuid, user_id=user_id)
     # The canonical uuid names the folder (a URL may carry it in capitals).
-    await asyncio.to_thread(remove_workspace, workspaces_root(), chat.session_uuid)
+    await remove_folder(chat.session_uuid)
+
+
+async def remove_folder(session_uuid: str) -> None:
+    """A deleted conversation's workspace folder goes too (files the agent or its attachments
+    put there)."""
+    await asyncio.to_thread(remove_workspace, workspaces_root(), session_uuid)
 
 
 # "Not given" for the fields where None is a value (no folder, the default model, no skill).

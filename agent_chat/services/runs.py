@@ -13,12 +13,10 @@ same as none) and `RunConflict` (the run or question is not in the state the com
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from typing import Any
 
-from agent_chat.common.workspaces import remove_workspace, workspaces_root
 from agent_chat.db import messages, model_configs, pauses, queue, sessions
 from agent_chat.db.errors import NotFound, StoreError, ValidationFailed
 from agent_chat.db.models import ChatMessage, RunPause
@@ -31,6 +29,7 @@ from agent_chat.services.conversations import (
     conversation_for,
     conversation_state,
     refuse_while_running,
+    remove_folder,
     usable_skills,
 )
 from agent_chat.services.errors import Busy, ServiceError
@@ -217,7 +216,7 @@ async def start_conversation(
     except REFUSALS:  # refused before anything was stored
         await svc.storage.call(sessions.delete_session, session_uuid=session_uuid, user_id=user_id)
         # Files copied for a Workspace run before the turn refused it go with the folder.
-        await asyncio.to_thread(remove_workspace, workspaces_root(), session_uuid)
+        await remove_folder(session_uuid)
         raise
 
 
