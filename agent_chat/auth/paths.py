@@ -27,8 +27,9 @@ STATIC_SUFFIXES = (
 BACKEND_PREFIXES = ("/api/", "/_")
 MAX_NEXT_LENGTH = 2048
 # A read-only share link (share_page/): `/s/` and one token (db/shares.py: 32 URL-safe
-# characters), nothing before or after, so no other path can ride on it.
-SHARE_PATH = re.compile(r"/s/[A-Za-z0-9_-]{32}")
+# characters), or one of its page's pictures (`/pictures/` and a number), nothing before or
+# after, so no other path can ride on it.
+SHARE_PATH = re.compile(r"/s/[A-Za-z0-9_-]{32}(/pictures/[0-9]{1,4})?")
 
 
 def safe_next(raw: str | None) -> str:
@@ -64,5 +65,6 @@ def is_public(path: str) -> bool:
 
 
 def is_share_path(path: str) -> bool:
-    """A share link's page, which anyone with the link may open without logging in."""
+    """A share link's page or one of its pictures, which anyone with the link may open
+    without logging in."""
     return SHARE_PATH.fullmatch(path) is not None

@@ -59,11 +59,16 @@ def make_thumbnail(data: bytes) -> bytes:
 async def thumbnail(svc: Backend, *, user_id: int, attachment_id: int) -> tuple[Attachment, bytes]:
     """The person's attachment and its thumbnail; another's is NotFound like a missing one."""
     row = await get_attachment(svc, user_id=user_id, attachment_id=attachment_id)
+    return row, await thumbnail_of(svc, row)
+
+
+async def thumbnail_of(svc: Backend, row: Attachment) -> bytes:
+    """The thumbnail of an attachment the caller has checked is the person's."""
     if row.media_type not in IMAGE_TYPES:
         raise NoThumbnail(f"“{row.name}” is not a picture ({row.media_type}).")
     if (found := _cache.get(row.sha256)) is not None:
         _cache.move_to_end(row.sha256)
-        return row, found
+        return found
     async with _SLOTS:
         chunks = store_for(svc).open(row.storage_key)
         try:
@@ -74,4 +79,4 @@ async def thumbnail(svc: Backend, *, user_id: int, attachment_id: int) -> tuple[
     _cache[row.sha256] = made
     while len(_cache) > CACHE_ITEMS:
         _cache.popitem(last=False)
-    return row, made
+    return made

@@ -4,18 +4,25 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TypedDict
 
 from sqlmodel import Session
 
-from agent_chat.db.errors import ValidationFailed
-from agent_chat.db.models import utcnow
+from agent_chat.db.attachment_models import IMAGE_TYPES, Attachment
+from agent_chat.db.attachment_notes import message_attachments
+from agent_chat.db.errors import NotFound, ValidationFailed
+from agent_chat.db.messages import active_branch
+from agent_chat.db.models import MessageRole, utcnow
+from agent_chat.db.sessions import get_session
 from agent_chat.db.shares import NewShare, ShareInfo, add_share
 from agent_chat.export.reading import collect
 from agent_chat.share_page.snapshot import take_snapshot
 
 SHARE_PREFIX = "/s/"
+PICTURES = "/pictures/"  # /s/<token>/pictures/<n>: a snapshot's n-th picture
+MAX_PICTURES = 100  # thumbnails a snapshot keeps (about 15 kB each); later pictures are named
 # The expiry choices the dialog offers: value → (label, days; None never expires).
 EXPIRY_CHOICES: dict[str, tuple[str, int | None]] = {
     "never": ("Never expires", None),
@@ -29,13 +36,42 @@ def share_path(token: str) -> str:
     return SHARE_PREFIX + token
 
 
+def picture_path(token: str, index: int) -> str:
+    return f"{SHARE_PREFIX}{token}{PICTURES}{index}"
+
+
+def branch_pictures(*, session: Session, session_uuid: str, user_id: int) -> list[Attachment]:
+    """The person's pictures on the conversation's active branch, in page order, at most
+    `MAX_PICTURES` (the share page shows their thumbnails, later ones by name). NotFound for
+    another person's conversation, as for none."""
+    chat = get_session(session=session, session_uuid=session_uuid, user_id=user_id)
+    if chat is None or chat.id is None:
+        raise NotFound(f"Chat session {session_uuid!r} does not exist")
+    path = active_branch(session=session, chat_session_id=chat.id)
+    ids = [m.id for m in path if m.id is not None and m.role == MessageRole.USER]
+    found = message_attachments(session=session, message_ids=ids)
+    rows = [
+        row
+        for mid in ids
+        for row in found.get(mid, [])
+        if row.owner_id == user_id and row.media_type in IMAGE_TYPES
+    ]
+    return rows[:MAX_PICTURES]
+
+
 def create_share(
-    *, session: Session, session_uuid: str, user_id: int, expiry: str = "never"
+    *,
+    session: Session,
+    session_uuid: str,
+    user_id: int,
+    expiry: str = "never",
+    thumbnails: Mapping[int, bytes] | None = None,
 ) -> NewShare:
     """A new link to a snapshot of `user_id`'s conversation's active branch as it is now.
 
-    Raises NotFound for an unknown conversation (or another person's), ValidationFailed for an unknown expiry or a
-    conversation with nothing to show yet.
+    `thumbnails`: pictures' thumbnails by attachment id, frozen into the snapshot. Raises
+    NotFound for an unknown conversation (or another person's), ValidationFailed for an
+    unknown expiry or a conversation with nothing to show yet.
     """
     if expiry not in EXPIRY_CHOICES:
         raise ValidationFailed({"expiry": f"one of {', '.join(EXPIRY_CHOICES)}"})
@@ -43,7 +79,7 @@ def create_share(
     if not data.active_ids:
         raise ValidationFailed({"session": "There is nothing to share yet: send a message first."})
     now = utcnow()
-    snapshot = take_snapshot(data, taken_at=now)
+    snapshot = take_snapshot(data, taken_at=now, thumbnails=thumbnails)
     days = EXPIRY_CHOICES[expiry][1]
     return add_share(
         session=session,

@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import itertools
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -21,11 +23,14 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from agent_chat.db.attachment_notes import human_size
+from agent_chat.share_page.links import picture_path
 from agent_chat.share_page.style import CSS as _CSS
 
 _CSS_HASH = base64.b64encode(hashlib.sha256(_CSS.encode("utf-8")).digest()).decode("ascii")
+# Images only from this site: the snapshot's own thumbnails (`/s/<token>/pictures/<n>`);
+# a message's Markdown image stays a link that loads nothing.
 CSP = (
-    f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; img-src 'none'; "
+    f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; img-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 HEADERS = {
@@ -36,6 +41,14 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
+}
+# A thumbnail: never a page (no script, no sniffing), only an image on this site's pages.
+PICTURE_HEADERS = {
+    "Cache-Control": "private, no-store, max-age=0",
+    "X-Robots-Tag": "noindex, nofollow, noarchive",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
 }
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 
@@ -132,25 +145,31 @@ def _folded(message: dict[str, Any]) -> str:
     return f"<details class='thinking'><summary>{label}</summary>{''.join(body)}</details>"
 
 
-def _files(message: dict[str, Any]) -> str:
-    """The names and sizes of a user message's files: text only, never a link (the page is
-    public, the files are not)."""
-    files = message.get("files") or []
+def _files(message: dict[str, Any], pictures: Iterator[str]) -> str:
+    """A user message's files: a picture's frozen thumbnail (the next of `pictures`, its
+    URLs in page order), else the name and size; never a link to the file itself (the page
+    is public, the files are not)."""
+    files = [f for f in message.get("files") or [] if isinstance(f, dict)]
     if not files:
         return ""
-    items = "".join(
-        f"<li>📎 {_e(f.get('name'))} <span class='size'>({_e(_size(f.get('size')))})</span></li>"
-        for f in files
-        if isinstance(f, dict)
-    )
-    return f"<ul class='files'>{items}</ul>"
+    items = []
+    for f in files:
+        named = f"{_e(f.get('name'))} <span class='size'>({_e(_size(f.get('size')))})</span>"
+        if isinstance(f.get("picture"), str):
+            items.append(
+                f"<li class='picture'><img src='{_e(next(pictures))}' alt='{_e(f.get('name'))}'"
+                f" loading='lazy' decoding='async'><span>{named}</span></li>"
+            )
+        else:
+            items.append(f"<li>📎 {named}</li>")
+    return f"<ul class='files'>{''.join(items)}</ul>"
 
 
 def _size(size: Any) -> str:
     return human_size(size) if isinstance(size, int) and size >= 0 else ""
 
 
-def _message(message: dict[str, Any]) -> str:
+def _message(message: dict[str, Any], pictures: Iterator[str]) -> str:
     kind = message.get("kind")
     when = _e(_when(message.get("created_at")))
     if kind == "reset":
@@ -164,7 +183,7 @@ def _message(message: dict[str, Any]) -> str:
         return (
             f"<section class='msg user'><div class='who'>You <time>{when}</time></div>"
             f"<div class='bubble'>{markdown_html(message.get('content') or '')}</div>"
-            f"{_files(message)}</section>"
+            f"{_files(message, pictures)}</section>"
         )
     status, error = str(message.get("status")), message.get("error") or ""
     notes = ""
@@ -193,11 +212,12 @@ def _document(title: str, body: str) -> str:
     )
 
 
-def share_html(snapshot_json: str) -> str:
-    """The page of a snapshot (`snapshot.take_snapshot`)."""
+def share_html(snapshot_json: str, *, token: str) -> str:
+    """The page of a snapshot (`snapshot.take_snapshot`) opened by `token`."""
     snapshot = json.loads(snapshot_json)
     title = snapshot.get("title") or "Conversation"
-    messages = "".join(_message(m) for m in snapshot.get("messages", []))
+    urls = (picture_path(token, n) for n in itertools.count())
+    messages = "".join(_message(m, urls) for m in snapshot.get("messages", []))
     header = (
         f"<header><h1>{_e(title)}</h1><p class='meta'>A read-only copy of a conversation, "
         f"as it was on {_e(_when(snapshot.get('taken_at')))}.</p></header>"

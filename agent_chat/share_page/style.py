@@ -47,6 +47,10 @@ a { color: var(--accent); }
 .files { list-style: none; margin: 6px 0 0; padding: 0; font-size: .875rem; }
 .files li { overflow-wrap: anywhere; }
 .files .size { color: var(--muted); }
+.files .picture { display: inline-flex; flex-direction: column; gap: 2px; margin: 0 8px 8px 0;
+  max-width: 160px; vertical-align: top; }
+.files .picture img { max-width: 160px; max-height: 160px; border-radius: 6px;
+  border: 1px solid var(--line); object-fit: contain; background: var(--code); }
 .todos { padding-left: 20px; }
 .todo.completed { text-decoration: line-through; color: var(--muted); }
 .status-note { color: var(--warn); font-size: .9rem; }

@@ -1,5 +1,6 @@
-"""The login gate lets exactly `/s/<token>` through without a session, and nothing else
-(not `/s/../api`, not `/s/<token>/x`, not the websocket, not a longer or shorter token)."""
+"""The login gate lets exactly `/s/<token>` and `/s/<token>/pictures/<n>` through without a
+session, and nothing else (not `/s/../api`, not `/s/<token>/x`, not the websocket, not a
+longer or shorter token)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ def _app() -> FastAPI:
     @api.get("/s/{token}")
     async def shared(token: str) -> PlainTextResponse:
         return PlainTextResponse(f"shared {token}")
+
+    @api.get("/s/{token}/pictures/{index}")
+    async def picture(token: str, index: str) -> PlainTextResponse:
+        return PlainTextResponse(f"picture {index}")
 
     @api.get("/api/chat/sessions")
     async def sessions() -> PlainTextResponse:
@@ -48,6 +53,8 @@ async def client(gate: LoginGate):
 async def test_a_share_link_opens_without_login(client: httpx.AsyncClient) -> None:
     answer = await client.get(f"/s/{TOKEN}")
     assert answer.status_code == 200 and answer.text == f"shared {TOKEN}"
+    picture = await client.get(f"/s/{TOKEN}/pictures/3")
+    assert picture.status_code == 200 and picture.text == "picture 3"
 
 
 @pytest.mark.parametrize(
@@ -57,6 +64,12 @@ async def test_a_share_link_opens_without_login(client: httpx.AsyncClient) -> No
         "/s/short",
         f"/s/{TOKEN}x",
         f"/s/{TOKEN}/x",
+        f"/s/{TOKEN}/pictures/",
+        f"/s/{TOKEN}/pictures/-1",
+        f"/s/{TOKEN}/pictures/12345",
+        f"/s/{TOKEN}/pictures/0/x",
+        f"/s/{TOKEN}/pictures/0/../../../api/chat/sessions",
+        f"/s/{TOKEN[:-1]}/pictures/0",
         f"/s/{TOKEN}/../../api/chat/sessions",
         "/s/../api/chat/sessions",
         "/s/%2e%2e/api/chat/sessions",
@@ -75,7 +88,16 @@ async def test_nothing_else_opens_without_login(client: httpx.AsyncClient, path:
 
 def test_the_share_path_rule() -> None:
     assert is_share_path(f"/s/{TOKEN}")
-    for path in (f"/s/{TOKEN}\n", f"/S/{TOKEN}", f"//s/{TOKEN}", f"/s/{TOKEN}?", "/s/" + "é" * 32):
+    assert is_share_path(f"/s/{TOKEN}/pictures/0") and is_share_path(f"/s/{TOKEN}/pictures/99")
+    for path in (
+        f"/s/{TOKEN}/pictures/0\n",
+        f"/s/{TOKEN}/Pictures/0",
+        f"/s/{TOKEN}\n",
+        f"/S/{TOKEN}",
+        f"//s/{TOKEN}",
+        f"/s/{TOKEN}?",
+        "/s/" + "é" * 32,
+    ):
         assert not is_share_path(path), path
 
 
