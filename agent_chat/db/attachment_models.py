@@ -68,3 +68,6 @@ class MessageAttachment(SQLModel, table=True):
         foreign_key="attachment.id", ondelete="CASCADE", primary_key=True, index=True
     )
     position: int = 0
+    # Where the file was saved in the conversation's workspace for this message's run
+    # ("attachments/data (2).csv"); None outside a Workspace run or when the copy failed.
+    workspace_path: str | None = Field(default=None, max_length=300)

@@ -25,10 +25,18 @@ def human_size(size: int) -> str:
     raise AssertionError("unreachable")
 
 
-def history_note(rows: list[Attachment]) -> str:
-    """`[attached earlier: data.csv (text/plain, 1.2 kB), photo.png (image/png, 3.4 kB)]`."""
-    named = ", ".join(f"{r.name} ({r.media_type}, {human_size(r.size)})" for r in rows)
-    return f"[attached earlier: {named}; their content was sent with this message only]"
+def history_note(rows: list[Attachment], paths: dict[int, str] | None = None) -> str:
+    """`[attached earlier: data.csv (text/plain, 1.2 kB), photo.png (image/png, 3.4 kB)]`;
+    a file a Workspace run saved is named with its path there (`paths`, by attachment id):
+    `data.csv (text/csv, 1.2 kB; in your workspace as attachments/data.csv)`."""
+    paths = paths or {}
+
+    def named(r: Attachment) -> str:
+        where = f"; in your workspace as {p}" if (p := paths.get(r.id or 0)) else ""
+        return f"{r.name} ({r.media_type}, {human_size(r.size)}{where})"
+
+    listed = ", ".join(named(r) for r in rows)
+    return f"[attached earlier: {listed}; their content was sent with this message only]"
 
 
 def message_attachments(*, session: Session, message_ids: list[int]) -> dict[int, list[Attachment]]:
@@ -49,5 +57,18 @@ def message_attachments(*, session: Session, message_ids: list[int]) -> dict[int
 
 def notes_for(session: Session, message_ids: list[int]) -> dict[int, str]:
     """The history note of each of these messages that has attachments (one query)."""
-    found = message_attachments(session=session, message_ids=message_ids)
-    return {message_id: history_note(rows) for message_id, rows in found.items()}
+    if not message_ids:
+        return {}
+    query = (
+        select(MessageAttachment.message_id, MessageAttachment.workspace_path, Attachment)
+        .join(Attachment, col(Attachment.id) == MessageAttachment.attachment_id)
+        .where(col(MessageAttachment.message_id).in_(message_ids))
+        .order_by(col(MessageAttachment.message_id), col(MessageAttachment.position))
+    )
+    rows: dict[int, list[Attachment]] = {}
+    paths: dict[int, dict[int, str]] = {}
+    for message_id, path, attachment in session.exec(query).all():
+        rows.setdefault(message_id, []).append(attachment)
+        if path:
+            paths.setdefault(message_id, {})[attachment.id or 0] = path
+    return {mid: history_note(found, paths.get(mid)) for mid, found in rows.items()}

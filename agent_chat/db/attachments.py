@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, exists, func
+from sqlalchemy import delete, exists, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -132,6 +132,22 @@ def link_to_message(
         )
     session.flush()
     return rows
+
+
+def record_workspace_paths(
+    *, session: Session, user_id: int, message_id: int, paths: dict[int, str]
+) -> None:
+    """Where the person's message's files were saved in its workspace, by attachment id
+    (links of other attachments are left alone). A message not theirs is NotFound."""
+    if owned_message(session=session, message_id=message_id, user_id=user_id) is None:
+        raise NotFound(f"Message {message_id} does not exist")
+    for attachment_id, path in paths.items():
+        session.execute(
+            update(MessageAttachment)
+            .where(col(MessageAttachment.message_id) == message_id)
+            .where(col(MessageAttachment.attachment_id) == attachment_id)
+            .values(workspace_path=path[:300])
+        )
 
 
 def _unused():

@@ -30,6 +30,7 @@ import base64
 from typing import Any
 
 from agent_chat.common.tool_profiles import uses_workspace
+from agent_chat.db import attachments as attachments_store
 from agent_chat.db import messages, turns
 from agent_chat.db.attachment_models import IMAGE_TYPES, Attachment
 from agent_chat.db.attachment_notes import human_size, message_attachments
@@ -144,11 +145,12 @@ async def agent_message(
     attachments: list[Attachment],
     sees_images: bool,
     workspace: str | None = None,
+    saved: dict[int, str] | None = None,
 ) -> str | list[ContentPart]:
     """The message the agent is sent: `text` alone without attachments, else content parts
     (the text part first: the person's text, then each file's block or note). `workspace`:
     the conversation's uuid when its run has the Workspace profile (each file is saved
-    there and its block says where)."""
+    there and its block says where; `saved` gets each saved file's path by its id)."""
     if not attachments:
         return text
     blocks = [text]
@@ -168,8 +170,10 @@ async def agent_message(
         else:
             block = other_note(row)
         if workspace is not None:
-            saved = await attachment_workspace.save_line(svc, session_uuid=workspace, row=row)
-            block = f"{block}\n{saved}"
+            line, path = await attachment_workspace.save_line(svc, session_uuid=workspace, row=row)
+            block = f"{block}\n{line}"
+            if path is not None and saved is not None and row.id is not None:
+                saved[row.id] = path
         blocks.append(block)
     return [{"type": "text", "text": "\n\n".join(blocks)}, *images]
 
@@ -209,6 +213,7 @@ async def _message(
     tool_profile: str | None,
     text: str,
     rows: list[Attachment],
+    saved: dict[int, str] | None = None,
 ) -> str | list[ContentPart]:
     sees, in_workspace = await svc.storage.call(
         _run_target,
@@ -224,6 +229,7 @@ async def _message(
         attachments=rows,
         sees_images=sees,
         workspace=session_uuid if in_workspace else None,
+        saved=saved,
     )
 
 
@@ -236,13 +242,15 @@ async def for_run(
     text: str,
     attachment_ids: list[int],
     tool_profile: str | None = None,
+    saved: dict[int, str] | None = None,
 ) -> tuple[tuple[int, ...], str | list[ContentPart] | None]:
     """The attachments of a new message, checked as the person's, and the agent's message
     made of them (None without attachments: the turn's text is sent). A bad id is a
     `ValidationFailed` naming `attachmentIds` (the conversation exists: the request's body is
     what is wrong), the same for another person's id as for a missing one; so is more
     than MAX_PER_MESSAGE. `tool_profile`: the one chosen for this run (None: the
-    conversation's), which says whether the files are saved in its workspace."""
+    conversation's), which says whether the files are saved in its workspace (`saved` gets
+    their paths there, for `remember_saved`)."""
     ids = tuple(dict.fromkeys(row_id(i, "Attachment") for i in attachment_ids))
     if len(ids) > MAX_PER_MESSAGE:
         message = f"At most {MAX_PER_MESSAGE} attachments per message."
@@ -265,12 +273,18 @@ async def for_run(
         tool_profile=tool_profile,
         text=text,
         rows=rows,
+        saved=saved,
     )
     return ids, content
 
 
 async def for_regenerate(
-    svc: Any, *, user_id: int, session_uuid: str, question_id: int
+    svc: Any,
+    *,
+    user_id: int,
+    session_uuid: str,
+    question_id: int,
+    saved: dict[int, str] | None = None,
 ) -> str | list[ContentPart] | None:
     """A regenerated answer's question as it was first sent: its text with its attachments
     (None without any: the turn's text is sent). The rule is the same on every branch: a
@@ -293,4 +307,18 @@ async def for_regenerate(
         tool_profile=None,
         text=question.content,
         rows=rows,
+        saved=saved,
     )
+
+
+async def remember_saved(svc: Any, *, user_id: int, message_id: int, saved: dict[int, str]) -> None:
+    """Note where the message's files were saved in the workspace, so later turns' history
+    names the paths (`db/attachment_notes.py`). After the turn's transaction, which linked
+    them: a crash between the two costs only the path in that note."""
+    if saved:
+        await svc.storage.call(
+            attachments_store.record_workspace_paths,
+            user_id=user_id,
+            message_id=message_id,
+            paths=saved,
+        )

@@ -54,14 +54,15 @@ class CopyFailed(Exception):
     """Why a file could not be saved, in words for the agent."""
 
 
-async def save_line(svc: Any, *, session_uuid: str, row: Attachment) -> str:
-    """The line under the file's block: where it is in the workspace, or why it is not."""
+async def save_line(svc: Any, *, session_uuid: str, row: Attachment) -> tuple[str, str | None]:
+    """The line under the file's block (where it is in the workspace, or why it is not) and
+    its path there (None when it could not be saved)."""
     try:
         path = await save(svc, session_uuid=session_uuid, row=row)
     except Exception as exc:  # never the message's failure: the run goes on without it
         log.warning("Attachment %s not saved in workspace %s: %r", row.id, session_uuid, exc)
-        return f"{row.name} could not be saved in your workspace ({_reason(exc)})."
-    return f"Saved in your workspace as {path}"
+        return f"{row.name} could not be saved in your workspace ({_reason(exc)}).", None
+    return f"Saved in your workspace as {path}", path
 
 
 def _reason(exc: Exception) -> str:

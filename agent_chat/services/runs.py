@@ -151,6 +151,7 @@ async def start_run(
                 f"(that is {leaf}): activate its version first, or edit a message.",
                 "not_branch_end",
             )
+    saved: dict[int, str] = {}
     linked, content = await attachment_parts.for_run(
         svc,
         user_id=user_id,
@@ -159,8 +160,9 @@ async def start_run(
         text=text,
         attachment_ids=attachment_ids or [],
         tool_profile=tool_profile,  # Workspace: the files are saved in its folder too
+        saved=saved,
     )
-    return await svc.runs.send(
+    started = await svc.runs.send(
         user_id=user_id,
         session_uuid=chat.session_uuid,
         text=text,
@@ -171,6 +173,10 @@ async def start_run(
         attachment_ids=linked,
         content=content,
     )
+    await attachment_parts.remember_saved(
+        svc, user_id=user_id, message_id=started.user_message_id, saved=saved
+    )
+    return started
 
 
 async def start_conversation(

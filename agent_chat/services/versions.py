@@ -58,14 +58,22 @@ async def regenerate(svc: Backend, *, user_id: int, message_id: int) -> StartedR
         svc, user_id=user_id, message_id=message_id, role=MessageRole.ASSISTANT
     )
     await check_can_start(svc, user_id=user_id, session_uuid=session_uuid, action="Regenerating")
-    content = None
+    content, saved = None, {}
     if answer.parent_id is not None:  # its question's attachments go again
         content = await attachment_parts.for_regenerate(
-            svc, user_id=user_id, session_uuid=session_uuid, question_id=answer.parent_id
+            svc,
+            user_id=user_id,
+            session_uuid=session_uuid,
+            question_id=answer.parent_id,
+            saved=saved,
         )
-    return await svc.runs.regenerate(
+    started = await svc.runs.regenerate(
         user_id=user_id, session_uuid=session_uuid, message_id=message_id, content=content
     )
+    await attachment_parts.remember_saved(
+        svc, user_id=user_id, message_id=started.user_message_id, saved=saved
+    )
+    return started
 
 
 async def edit_and_resend(
@@ -87,6 +95,7 @@ async def edit_and_resend(
     if attachment_ids is None:  # the old version's files go with the new one, as on a send
         kept = await attachments.of_messages(svc, user_id=user_id, message_ids=[message_id])
         attachment_ids = [row.id for row in kept.get(message_id, []) if row.id is not None]
+    saved: dict[int, str] = {}
     linked, content = await attachment_parts.for_run(
         svc,
         user_id=user_id,
@@ -94,8 +103,9 @@ async def edit_and_resend(
         model_id=None,
         text=text,
         attachment_ids=attachment_ids,
+        saved=saved,
     )
-    return await svc.runs.edit(
+    started = await svc.runs.edit(
         user_id=user_id,
         session_uuid=session_uuid,
         message_id=message_id,
@@ -103,6 +113,10 @@ async def edit_and_resend(
         attachment_ids=linked,
         content=content,
     )
+    await attachment_parts.remember_saved(
+        svc, user_id=user_id, message_id=started.user_message_id, saved=saved
+    )
+    return started
 
 
 async def versions_of(svc: Backend, *, user_id: int, message_id: int) -> list[ChatMessage]:

@@ -3,7 +3,7 @@ through services/attachment_parts.py): through the send use case with a real Run
 the real bridge, hermes and the scripted model, a CSV and a binary file land in
 `attachments/` byte-identical, the message names their paths and the agent reads the CSV
 with its own file tool; a regenerate copies only what is missing; a copy that fails still
-sends the message, saying so. Through `for_run` on both stores: a second file of the same
+sends the message, saying so; later turns name the files with their paths. Through `for_run` on both stores: a second file of the same
 name and other bytes gets " (2)", the same file again is not copied again, a Chat
 conversation copies nothing, and a link named `attachments` never leads a copy out."""
 
@@ -58,6 +58,20 @@ def _last_user_text(fake: RunningFakeModel, marker: str) -> str:
         text = content if isinstance(content, str) else content[0]["text"]
         if marker in text:
             return text
+    raise AssertionError(f"the model was never sent {marker!r}")
+
+
+def _earlier_user_texts(fake: RunningFakeModel, marker: str) -> list[str]:
+    """The user turns before the last one, in the last request whose last turn holds
+    `marker` (what the history told the agent)."""
+    for body in reversed(fake.requests()):
+        texts = [
+            m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            for m in body.get("messages", [])
+            if m["role"] == "user"
+        ]
+        if texts and marker in texts[-1]:
+            return texts[:-1]
     raise AssertionError(f"the model was never sent {marker!r}")
 
 
@@ -128,6 +142,18 @@ async def test_a_workspace_run_finds_its_files_and_a_failed_copy_is_said(
         assert "remember the milk" in text  # still inline
         assert "notes.txt could not be saved in your workspace (no space left on device)." in text
         assert "notes.txt" not in _files(folder)
+        # Later turns name the earlier files with their paths in the workspace; one the copy
+        # failed for has none.
+        history = _earlier_user_texts(fake_model, "And these notes")
+        assert any(
+            "cities.csv (text/plain, 37 bytes; in your workspace as attachments/cities.csv)" in t
+            and "in your workspace as attachments/bundle.zip)" in t
+            for t in history
+        ), history
+        final = await use.start_run(svc, user_id=user, session_uuid=chat, text="Thanks")
+        await finished(storage, final.assistant_message_id, timeout=60)
+        history = _earlier_user_texts(fake_model, "Thanks")
+        assert any("notes.txt (text/plain, 18 bytes); their" in t for t in history), history
 
 
 # ---- the service on both stores --------------------------------------------------------------
