@@ -1,20 +1,22 @@
-// Files attached in the composer (components/attach.py): the paperclip button, drag and drop
-// onto the page, an image pasted from the clipboard. Each file uploads at once, alone, to the
-// HTTP API (POST /api/chat/attachments, the tab's login cookie) with its progress on its chip;
-// the form then sends only the ids, in a hidden field `attachments` (never the bytes over the
-// websocket). A send while uploads go on waits for them; a file refused (too big, empty, a
-// program, a failed upload) says why on its chip and nothing is sent until it is removed.
+// Files attached to a message (components/attach.py), in the composer and in the edit form
+// of a sent message: the paperclip button, an image pasted from the clipboard, and a drop
+// (onto the page for the composer, onto its own form for another). Each file uploads at once,
+// alone, to the HTTP API (POST /api/chat/attachments, the tab's login cookie) with its
+// progress on its chip; the form then sends only the ids, in a hidden field `attachments`
+// (never the bytes over the websocket). A send while uploads go on waits for them; a file
+// refused (too big, empty, a program, a failed upload) says why on its chip and nothing is
+// sent until it is removed.
 import React, { useEffect, useRef, useState } from "react";
+import "./picture_viewer.jsx"; // a sent picture opens over the page
 
 const UPLOAD_URL = "/api/chat/attachments";
+const PAGE = "composer"; // the scope that takes what is dropped or pasted outside any form
 
 // The uploaded files' ids, in order: what the form sends.
 const doneIds = (items) => items.filter((it) => it.status === "done").map((it) => it.id);
 
-// One store per page: the button, the tray and the page's drop and paste listeners share it.
-const store = (() => {
-  if (typeof window === "undefined") return null;
-  if (window.agentChatAttach) return window.agentChatAttach;
+// The files of one form (its scope): its button, its tray and its listeners share them.
+const makeStore = () => {
   let items = [];
   let limits = { maxBytes: 20 * 1024 * 1024, maxFiles: 10 };
   let next = 1;
@@ -139,62 +141,45 @@ const store = (() => {
       return true;
     },
     ids: () => doneIds(items),
-  };
-  // A sent picture (components/message.py, `data-view="picture"`) opens over the page, full
-  // size; Escape, a click or the × closes it. Its link stays the download (middle click).
-  const closeViewer = () => {
-    const open = document.querySelector(".picture-viewer");
-    if (open) open.remove();
-  };
-  api.view = (url, name) => {
-    closeViewer();
-    const box = document.createElement("div");
-    box.className = "picture-viewer";
-    box.setAttribute("data-testid", "picture-viewer");
-    box.setAttribute("role", "dialog");
-    box.setAttribute("aria-label", name);
-    const img = document.createElement("img");
-    img.src = url;
-    img.alt = name;
-    const close = document.createElement("button");
-    close.type = "button";
-    close.textContent = "×";
-    close.setAttribute("aria-label", "Close");
-    const link = document.createElement("a");
-    link.href = url;
-    link.download = name; // a download, never a page the router opens
-    link.textContent = `Download ${name}`;
-    box.append(img, close, link);
-    box.addEventListener("click", (e) => {
-      if (e.target === link) setTimeout(closeViewer, 0); // after the download has begun
-      else closeViewer();
-    });
-    document.body.append(box);
-    close.focus();
-  };
-  // Captured on the window, before the page's router (which would open the link as a page).
-  window.addEventListener(
-    "click",
-    (e) => {
-      const a = e.target.closest && e.target.closest('a[data-view="picture"]');
-      if (!a || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) return;
-      e.preventDefault();
-      e.stopPropagation();
-      api.view(a.getAttribute("href"), a.getAttribute("data-name") || "");
+    // The form closed (an edit saved or cancelled): its files go with it.
+    clear() {
+      items.forEach((x) => {
+        if (x.xhr) x.xhr.abort();
+        if (x.preview) URL.revokeObjectURL(x.preview);
+      });
+      items = [];
+      waitingForm = null;
+      changed();
     },
-    true,
-  );
-  document.addEventListener("keydown", (e) => {
-    if (e.key === "Escape") closeViewer();
-  });
-  window.agentChatAttach = api;
+  };
   return api;
-})();
+};
 
-const useItems = () => {
+// One store per scope and page (kept on the window: a second copy of this module shares
+// them). The composer's is `window.agentChatAttach`, whose chips state/page_scripts.py
+// removes once their message is sent.
+const storeOf = (scope) => {
+  if (typeof window === "undefined") return null;
+  const all = (window.agentChatAttachStores = window.agentChatAttachStores || {});
+  if (!all[scope]) all[scope] = makeStore();
+  return all[scope];
+};
+
+if (typeof window !== "undefined") window.agentChatAttach = storeOf(PAGE);
+
+const useItems = (store) => {
   const [items, setItems] = useState(store ? store.items() : []);
-  useEffect(() => store.subscribe(setItems), []);
+  useEffect(() => store.subscribe(setItems), [store]);
   return items;
+};
+
+// The composer's test ids as they were; another scope's are prefixed ("edit-attach-button").
+const testId = (scope, name) => (scope === PAGE ? name : `${scope}-${name}`);
+
+// Whether the event happened in another scope's form (the composer leaves it to that form).
+const inOtherForm = (e, form) => {
+  const other = e.target && e.target.closest && e.target.closest("form[data-attach-scope]");
+  return Boolean(other && other !== form);
 };
 
 const size = (bytes) => {
@@ -207,7 +192,8 @@ const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || [])
 
 // The paperclip: a file picker for several files (the input has no name, so the form never
 // carries the files themselves).
-export function AttachButton({ label }) {
+export function AttachButton({ label, scope = PAGE }) {
+  const store = storeOf(scope);
   const input = useRef(null);
   return (
     <span className="attach-button-wrap">
@@ -216,7 +202,7 @@ export function AttachButton({ label }) {
         type="file"
         multiple
         hidden
-        data-testid="attach-input"
+        data-testid={testId(scope, "attach-input")}
         onChange={(e) => {
           store.add(Array.from(e.target.files || []));
           e.target.value = "";
@@ -227,7 +213,7 @@ export function AttachButton({ label }) {
         className="attach-button"
         aria-label={label}
         title={label}
-        data-testid="attach-button"
+        data-testid={testId(scope, "attach-button")}
         onClick={() => input.current && input.current.click()}
       >
         <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round" aria-hidden="true">
@@ -238,20 +224,24 @@ export function AttachButton({ label }) {
   );
 }
 
-// The chips above the text box, the hidden field with the ids, and the page's drop and
-// paste handling while the composer is on the page.
-export function AttachTray({ maxBytes, maxFiles }) {
-  const items = useItems();
+// The chips, the hidden field with the ids, and the drop and paste handling of its form
+// (`scope`): the composer's takes what lands anywhere on the page outside another scope's
+// form and keeps its chips from page to page; another's (an edit form) takes what lands on
+// its own form and forgets its chips when the form closes.
+export function AttachTray({ maxBytes, maxFiles, scope = PAGE }) {
+  const store = storeOf(scope);
+  const items = useItems(store);
   const [dragging, setDragging] = useState(false);
   const root = useRef(null);
 
   useEffect(() => {
     store.setLimits({ maxBytes, maxFiles });
-  }, [maxBytes, maxFiles]);
+  }, [store, maxBytes, maxFiles]);
 
   useEffect(() => {
     const form = root.current && root.current.closest("form");
     if (!form) return undefined;
+    form.setAttribute("data-attach-scope", scope);
     // Before React's own submit handler (at the page's root): stop a send that must wait.
     const onSubmit = (e) => {
       if (!store.allowSubmit(form)) {
@@ -266,9 +256,13 @@ export function AttachTray({ maxBytes, maxFiles }) {
     };
     form.addEventListener("submit", onSubmit);
     return () => form.removeEventListener("submit", onSubmit);
-  }, []);
+  }, [store, scope]);
 
   useEffect(() => {
+    const form = root.current && root.current.closest("form");
+    if (!form) return undefined;
+    const page = scope === PAGE;
+    const target = page ? window : form;
     let depth = 0;
     const enter = (e) => {
       if (!hasFiles(e)) return;
@@ -288,37 +282,41 @@ export function AttachTray({ maxBytes, maxFiles }) {
       e.preventDefault(); // never open the file in the tab
       depth = 0;
       setDragging(false);
-      store.add(Array.from(e.dataTransfer.files || []));
+      if (!page || !inOtherForm(e, form)) store.add(Array.from(e.dataTransfer.files || []));
     };
     const paste = (e) => {
       const files = Array.from((e.clipboardData && e.clipboardData.files) || []);
-      if (!files.length) return;
-      const target = e.target;
-      // Only in the composer or outside any field (not in a settings input, say).
-      const inField = target && target.closest && target.closest("input, textarea, [contenteditable]");
-      if (inField && !(root.current && root.current.closest("form").contains(target))) return;
+      if (!files.length || (page && inOtherForm(e, form))) return;
+      // The page's: in its own form or outside any field (not in a settings input, say).
+      const t = e.target;
+      const inField = t && t.closest && t.closest("input, textarea, [contenteditable]");
+      if (inField && !form.contains(t)) return;
       store.add(files);
       if (!e.clipboardData.types.includes("text/plain")) e.preventDefault();
     };
-    window.addEventListener("dragenter", enter);
-    window.addEventListener("dragleave", leave);
-    window.addEventListener("dragover", over);
-    window.addEventListener("drop", drop);
-    document.addEventListener("paste", paste);
+    if (page) {
+      window.addEventListener("dragenter", enter);
+      window.addEventListener("dragleave", leave);
+    }
+    target.addEventListener("dragover", over);
+    target.addEventListener("drop", drop);
+    (page ? document : form).addEventListener("paste", paste);
     return () => {
-      window.removeEventListener("dragenter", enter);
-      window.removeEventListener("dragleave", leave);
-      window.removeEventListener("dragover", over);
-      window.removeEventListener("drop", drop);
-      document.removeEventListener("paste", paste);
+      if (page) {
+        window.removeEventListener("dragenter", enter);
+        window.removeEventListener("dragleave", leave);
+      } else store.clear();
+      target.removeEventListener("dragover", over);
+      target.removeEventListener("drop", drop);
+      (page ? document : form).removeEventListener("paste", paste);
     };
-  }, []);
+  }, [store, scope]);
 
   const ids = doneIds(items);
   const failed = items.some((it) => it.status === "error");
   const waiting = store && store.waiting();
   return (
-    <div ref={root} className="attach-tray" data-testid="attach-tray" data-count={items.length}>
+    <div ref={root} className="attach-tray" data-testid={testId(scope, "attach-tray")} data-count={items.length}>
       <input type="hidden" name="attachments" value={ids.join(",")} />
       {dragging ? (
         <div className="attach-drop" data-testid="attach-drop">
@@ -368,11 +366,11 @@ export function AttachTray({ maxBytes, maxFiles }) {
         </div>
       ) : null}
       {failed ? (
-        <div className="attach-note attach-note-error" data-testid="attach-blocked">
+        <div className="attach-note attach-note-error" data-testid={testId(scope, "attach-blocked")}>
           Remove the files marked in red to send.
         </div>
       ) : waiting ? (
-        <div className="attach-note" data-testid="attach-waiting">
+        <div className="attach-note" data-testid={testId(scope, "attach-waiting")}>
           Sending when the uploads finish…
         </div>
       ) : null}

@@ -6,6 +6,7 @@ import reflex as rx
 
 from agent_chat.components.askfor import askfor_panel
 from agent_chat.components.common import safe_markdown, tid
+from agent_chat.components.edit_form import edit_form
 from agent_chat.components.stream_text import copy_stream, stream_text
 from agent_chat.components.thinking import (
     answered_questions,
@@ -89,62 +90,6 @@ def version_switcher(row: MessageRow) -> rx.Component:
     )
 
 
-def _kept_file(file: FileRow) -> rx.Component:
-    """In the edit form: a file of the message, kept unless unticked."""
-    return rx.el.label(
-        rx.el.input(
-            type="checkbox",
-            name="keep-" + file["id"].to_string(),
-            value=file["id"].to_string(),
-            default_checked=True,
-        ),
-        rx.el.span(file["name"], class_name="attachment-name"),
-        rx.el.span(file["size"], class_name="attachment-meta"),
-        class_name="kept-file",
-        custom_attrs={"data-testid": "edit-file", "data-name": file["name"]},
-    )
-
-
-def _edit_form(row: MessageRow) -> rx.Component:
-    return rx.form(
-        rx.vstack(
-            rx.cond(
-                row["files"].length() > 0,
-                rx.el.div(
-                    # Its presence says the form lists the files (none ticked: none kept).
-                    rx.el.input(type="hidden", name="files_listed", value="1"),
-                    rx.foreach(row["files"], _kept_file),
-                    class_name="kept-files",
-                ),
-            ),
-            rx.text_area(
-                name="text",
-                default_value=row["content"],
-                auto_focus=True,
-                auto_height=True,
-                width="100%",
-                custom_attrs=tid("edit-input"),
-            ),
-            rx.hstack(
-                rx.button(
-                    "Cancel",
-                    type="button",
-                    variant="soft",
-                    color_scheme="gray",
-                    on_click=ChatState.cancel_edit,
-                ),
-                rx.button("Send", type="submit", custom_attrs=tid("edit-submit")),
-                justify="end",
-                width="100%",
-            ),
-            width="100%",
-        ),
-        on_submit=LiveState.submit_edit,
-        width="100%",
-        max_width="80%",
-    )
-
-
 def _file(file: FileRow) -> rx.Component:
     """A picture's thumbnail (made on the server; lazy: a long conversation loads those it
     scrolls to), which opens the full picture over the page, or a card; each link is the
@@ -185,7 +130,7 @@ def user_message(row: MessageRow) -> rx.Component:
         ),
         rx.cond(
             ChatState.editing_id == row["id"],
-            _edit_form(row),
+            edit_form(row),
             rx.box(
                 rx.text(
                     row["content"], white_space="pre-wrap", custom_attrs=tid("message-content")

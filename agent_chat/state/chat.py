@@ -50,6 +50,7 @@ class ChatState(SidebarState):
     shown_limit: int = PAGE_SIZE
     composer_error: str = ""
     editing_id: int = 0  # the user message being edited inline
+    edit_error: str = ""  # why its edit was refused (the form stays as it was)
 
     models: list[ModelRow] = []
     selected_model: str = DEFAULT_CHOICE
@@ -316,11 +317,11 @@ class ChatState(SidebarState):
     @rx.event
     async def start_edit(self, message_id: int) -> None:
         if not await self.refuse_while_running("Editing"):
-            self.editing_id = message_id
+            self.editing_id, self.edit_error = message_id, ""
 
     @rx.event
     def cancel_edit(self) -> None:
-        self.editing_id = 0
+        self.editing_id, self.edit_error = 0, ""
 
     @rx.event
     async def toggle_panel(self, message_id: int) -> None:

@@ -31,7 +31,6 @@ from agent_chat.state.page_scripts import (
     BAD_ATTACHMENTS,
     attached_ids,
     clear_composer,
-    kept_ids,
     notify_script,
 )
 
@@ -211,24 +210,6 @@ class LiveState(ChatState):
         await self.reload_messages()
         await self.refresh()
         return self._follow()
-
-    @rx.event
-    async def submit_edit(self, form: dict):
-        """Send the edited text as a new version of the user message, answered afresh."""
-        message_id, text = self.editing_id, str(form.get("text") or "")
-        try:
-            started = await versions.edit_and_resend(
-                self.svc(),
-                user_id=await self.user_id(),
-                message_id=message_id,
-                text=text,
-                attachment_ids=kept_ids(form),
-            )
-        except REFUSALS as exc:
-            self.show_error(str(exc))
-            return None
-        self.editing_id = 0
-        return await self._after_new_run(started)
 
     @rx.event
     async def regenerate(self, message_id: int):

@@ -38,6 +38,15 @@ def kept_ids(form: dict) -> list[int] | None:
     return [int(v) for k, v in form.items() if k.startswith("keep-") and _is_id(str(v))]
 
 
+def edited_ids(form: dict, added: list[int]) -> list[int] | None:
+    """An edit's files: the ticked old ones, then those added in the edit form (each once);
+    None when the form lists no old files and adds none: the edit keeps what it has."""
+    kept = kept_ids(form)
+    if kept is None and not added:
+        return None
+    return list(dict.fromkeys([*(kept or []), *added]))
+
+
 def _is_id(part: str) -> bool:
     return part.isascii() and part.isdigit() and len(part) <= 11
 

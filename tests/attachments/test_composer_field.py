@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_chat.state.page_scripts import attached_ids, clear_composer, kept_ids
+from agent_chat.state.page_scripts import attached_ids, clear_composer, edited_ids, kept_ids
 
 
 def test_the_ids_are_read_in_order() -> None:
@@ -37,3 +37,11 @@ def test_an_edit_keeps_the_ticked_files() -> None:
     assert kept_ids({"files_listed": "1"}) == []  # all unticked
     form = {"files_listed": "1", "keep-7": "7", "keep-3": "3", "keep-x": "../1", "text": "t"}
     assert kept_ids(form) == [7, 3]
+
+
+def test_an_edit_sends_the_kept_files_then_the_added_ones() -> None:
+    assert edited_ids({"text": "hi"}, []) is None  # nothing listed, nothing added: keep
+    assert edited_ids({"text": "hi"}, [9]) == [9]  # a message without files gets one
+    assert edited_ids({"files_listed": "1"}, []) == []  # all unticked, none added
+    form = {"files_listed": "1", "keep-7": "7", "keep-3": "3"}
+    assert edited_ids(form, [5, 7]) == [7, 3, 5]  # an upload that is a kept one goes once

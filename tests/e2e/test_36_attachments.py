@@ -2,7 +2,8 @@
 or pasted, each a chip with its name and size that uploads at once; Send carries them to the
 agent (the scripted model's request log shows what it was sent) and the chips go. A file
 that cannot go (empty, over the size limit, a program) says why on its chip and nothing is
-sent until it is removed; a send while an upload goes on waits for it."""
+sent until it is removed; a send while an upload goes on waits for it. A sent message's edit
+form keeps or drops its files and adds new ones the same way."""
 
 from __future__ import annotations
 
@@ -49,8 +50,9 @@ def _file(name: str, data: bytes, mime: str) -> dict[str, Any]:
     return {"name": name, "mimeType": mime, "buffer": data}
 
 
-def _attach(page: Page, *files: dict[str, Any]) -> None:
-    page.get_by_test_id("attach-input").set_input_files(list(files))
+def _attach(page: Page, *files: dict[str, Any], scope: str = "") -> None:
+    """Files picked with a paperclip: the composer's, or `scope="edit-"` the edit form's."""
+    page.get_by_test_id(f"{scope}attach-input").set_input_files(list(files))
 
 
 def _drop(page: Page, name: str, data: bytes, mime: str) -> None:
@@ -284,6 +286,91 @@ def test_an_edit_keeps_or_drops_the_files(chat: Page, stack: Stack) -> None:
     expect(files).to_have_attribute("data-name", "keep.csv")
     text = _sent_with(stack, "One file (edited)", "keep.csv")
     assert "drop.md" not in text
+
+
+def _open_edit(page: Page) -> None:
+    page.get_by_test_id("message-user").hover()
+    page.get_by_test_id("edit-message").click()
+    expect(page.get_by_test_id("edit-attach-button")).to_be_visible()
+
+
+def test_an_edit_adds_new_files_to_the_kept_ones(chat: Page, stack: Stack) -> None:
+    page = chat
+    _attach(page, _file("old.csv", b"a,b\n1,2\n", "text/csv"), _file("gone.md", b"# x\n", "text/x"))
+    expect(page.locator('[data-testid="attachment-chip"][data-state="done"]')).to_have_count(2)
+    send(page, "Two files (add)")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    _open_edit(page)
+    page.get_by_test_id("edit-file").filter(has_text="gone.md").locator("input").uncheck()
+    _attach(page, _file("new.csv", b"town,sea\nBrest,yes\n", "text/csv"), scope="edit-")
+    expect(_chip(page, "new.csv")).to_have_attribute("data-state", "done")
+    box = page.get_by_test_id("edit-input")
+    box.focus()
+    _paste(page, _png())  # a picture pasted into the edit box joins the edit, not the composer
+    tray = page.get_by_test_id("edit-attach-tray")
+    expect(tray.locator('[data-testid="attachment-chip"][data-state="done"]')).to_have_count(2)
+    expect(page.get_by_test_id("attach-tray")).to_have_attribute("data-count", "0")
+    box.fill("Old and new files (edited)")
+    page.get_by_test_id("edit-submit").click()
+    expect(page.get_by_test_id("message-user").get_by_test_id("message-content")).to_have_text(
+        "Old and new files (edited)"
+    )
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    files = page.get_by_test_id("message-user").get_by_test_id("message-file")
+    expect(files).to_have_count(3)
+    names = [f.get_attribute("data-name") or "" for f in files.all()]
+    assert names[:2] == ["old.csv", "new.csv"] and re.fullmatch(r"pasted-.*\.png", names[2])
+    text = _sent_with(stack, "Old and new files (edited)", "new.csv")
+    assert "a,b\n1,2" in text and "Brest,yes" in text and names[2] in text
+    assert "gone.md" not in text
+    _open_edit(page)  # a new edit starts with no chips of the last one
+    expect(page.get_by_test_id("edit-attach-tray")).to_have_attribute("data-count", "0")
+    expect(page.get_by_test_id("edit-file")).to_have_count(3)
+
+
+def test_a_refused_file_in_an_edit_blocks_it_and_loses_nothing(chat: Page, stack: Stack) -> None:
+    """Too large is refused on its chip before the upload; the eleventh file of a message
+    by the server: both say why and the form keeps its text and files."""
+    page = chat
+    _attach(page, *(_file(f"f{i}.csv", f"n\n{i}\n".encode(), "text/csv") for i in range(10)))
+    expect(page.locator('[data-testid="attachment-chip"][data-state="done"]')).to_have_count(10)
+    send(page, "Ten files (limit)")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
+    _open_edit(page)
+    _attach(page, _file("huge.txt", b"x" * (20 * 1024 * 1024 + 1), "text/plain"), scope="edit-")
+    tray = page.get_by_test_id("edit-attach-tray")
+    expect(_chip(page, "huge.txt")).to_have_attribute("data-state", "error")
+    expect(_chip(page, "huge.txt")).to_contain_text("Too large (at most 20 MB)")
+    box = page.get_by_test_id("edit-input")
+    box.fill("Eleven files (edited)")
+    page.get_by_test_id("edit-submit").click()
+    expect(page.get_by_test_id("edit-attach-blocked")).to_be_visible()
+    _chip(page, "huge.txt").get_by_test_id("attachment-remove").click()
+    _attach(page, _file("eleven.csv", b"n\n11\n", "text/csv"), scope="edit-")
+    expect(_chip(page, "eleven.csv")).to_have_attribute("data-state", "done")
+    page.get_by_test_id("edit-submit").click()
+    expect(page.get_by_test_id("edit-error")).to_have_text("At most 10 attachments per message.")
+    expect(box).to_have_value("Eleven files (edited)")  # nothing lost
+    expect(tray.get_by_test_id("attachment-chip")).to_have_count(1)
+    expect(page.get_by_test_id("edit-file")).to_have_count(10)
+    expect(page.get_by_test_id("version-label")).to_have_count(0)  # no new version
+    page.get_by_test_id("edit-file").first.locator("input").uncheck()
+    page.get_by_test_id("edit-submit").click()
+    expect(page.get_by_test_id("message-user").get_by_test_id("message-content")).to_have_text(
+        "Eleven files (edited)"
+    )
+    files = page.get_by_test_id("message-user").get_by_test_id("message-file")
+    expect(files).to_have_count(10)
+    expect(files.last).to_have_attribute("data-name", "eleven.csv")
+    expect(page.get_by_test_id("message-assistant").last).to_have_attribute(
+        "data-status", "SUCCESS", timeout=60_000
+    )
 
 
 def _reads_images(stack: Stack, on: bool) -> None:
