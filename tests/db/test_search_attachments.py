@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from alembic import command
 from sqlmodel import Session
 
+from agent_chat.db.attachment_models import MessageAttachment
 from agent_chat.db.attachments import create_attachment, delete_if_unused, link_to_message
 from agent_chat.db.engine import make_engine, migrate, open_session
 from agent_chat.db.messages import append_message, finish_message
@@ -54,8 +55,14 @@ def _ask(
     )
     if files:
         ids = [_file(session, chat.owner_id, name) for name in files]
-        link_to_message(
-            session=session, user_id=chat.owner_id, message_id=asked.id, attachment_ids=ids
+        # Only the columns this index's migration knew: the migration test writes here with
+        # the schema of that revision (a later column would not exist yet).
+        session.execute(
+            sa.insert(MessageAttachment.__table__),
+            [
+                {"message_id": asked.id, "attachment_id": i, "position": n}
+                for n, i in enumerate(ids)
+            ],
         )
     reply = append_message(
         session=session,
