@@ -14,6 +14,7 @@ from sqlalchemy import DateTime, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 import agent_chat.db.attachment_models  # noqa: F401  (registers the attachments' tables)
+import agent_chat.db.schedule_models  # noqa: F401  (registers the schedules' tables)
 from agent_chat.db.names import keep_name_key
 
 

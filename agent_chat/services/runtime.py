@@ -26,6 +26,7 @@ from agent_chat.runs.manager import RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
 from agent_chat.services.attachment_sweep import AttachmentSweep
+from agent_chat.services.schedule_fire import ScheduleFiring
 
 if TYPE_CHECKING:
     from agent_chat.runs.embedded import EmbeddedBridge
@@ -48,6 +49,7 @@ class Services:
     # AGENT_CHAT_BRIDGE=embedded: the bridge of this process (agent_chat/runs/embedded.py).
     embedded: EmbeddedBridge | None = None
     attachment_sweep: AttachmentSweep | None = None  # unused attachments, hourly
+    schedule_firing: ScheduleFiring | None = None  # due schedules, every 15 s
 
 
 _services: Services | None = None
@@ -124,6 +126,9 @@ async def start_services(
     watch.start()
     _services.attachment_sweep = AttachmentSweep(_services)
     _services.attachment_sweep.start()
+    # After the runs re-attached: a firing missed while the app was down starts now, once.
+    _services.schedule_firing = ScheduleFiring(_services)
+    _services.schedule_firing.start()
     where = "embedded" if embedded else ", ".join(settings.all_bridge_urls)
     log.info("services started (bridge %s)", where)
     return _services
@@ -137,6 +142,8 @@ async def stop_services() -> None:
     await services.bridge_watch.close()
     if services.attachment_sweep is not None:
         await services.attachment_sweep.close()
+    if services.schedule_firing is not None:
+        await services.schedule_firing.close()
     # The runs are left RUNNING in the database (as by a crash): the next start fails
     # those its bridge no longer knows, with the restart sentence.
     await services.runs.close()
