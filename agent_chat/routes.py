@@ -39,6 +39,12 @@ API_MESSAGE_VERSIONS = "/api/chat/messages/{message_id}/versions"
 API_MESSAGE_ACTIVATE = "/api/chat/messages/{message_id}/activate"
 API_MODELS = "/api/models"
 API_SKILLS = "/api/skills"
+API_SCHEDULES = "/api/schedules"
+API_SCHEDULE = "/api/schedules/{schedule_id}"
+API_SCHEDULE_PAUSE = "/api/schedules/{schedule_id}/pause"
+API_SCHEDULE_RESUME = "/api/schedules/{schedule_id}/resume"
+API_SCHEDULE_RUN = "/api/schedules/{schedule_id}/run"
+API_SCHEDULE_RUNS = "/api/schedules/{schedule_id}/runs"
 WORKSPACE_FILE_API = "/api/chat/sessions/{session_uuid}/workspace/{path:path}"
 
 

@@ -23,6 +23,7 @@ from agent_chat.api import (
     folders,
     imports,
     runs,
+    schedules,
     search,
     sessions,
     shared,
@@ -37,7 +38,8 @@ __all__ = ["create_api", "content_disposition"]
 
 DESCRIPTION = """\
 Sessions, runs with a resumable Server-Sent Events stream, answers to the agent's
-questions, message versions, models and skills: everything the page does.
+questions, message versions, models and skills, scheduled runs: everything the page
+does.
 
 Errors are JSON: `{"error": {"code", "message", "fields"?}, "detail": message}`.
 With a password set (`AGENT_CHAT_PASSWORD`), send the login cookie or
@@ -71,6 +73,7 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
         versions,
         catalog,
         shared,
+        schedules,
     ):
         api.include_router(module.router)
     api.include_router(workspace_router(get_backend))

@@ -76,12 +76,23 @@ _RUN_LINKS = {
     "EditQuestion": ("patch", routes.API_MESSAGE, _QUESTION),
 }
 _FOLDER = {"folder_id": "$response.body#/id"}
+_SCHEDULE = {"schedule_id": "$response.body#/id"}
+_SCHEDULE_LINKS = {
+    "GetSchedule": ("get", routes.API_SCHEDULE, _SCHEDULE),
+    "UpdateSchedule": ("patch", routes.API_SCHEDULE, _SCHEDULE),
+    "DeleteSchedule": ("delete", routes.API_SCHEDULE, _SCHEDULE),
+    "PauseSchedule": ("post", routes.API_SCHEDULE_PAUSE, _SCHEDULE),
+    "ResumeSchedule": ("post", routes.API_SCHEDULE_RESUME, _SCHEDULE),
+    "RunSchedule": ("post", routes.API_SCHEDULE_RUN, _SCHEDULE),
+    "ScheduleRuns": ("get", routes.API_SCHEDULE_RUNS, _SCHEDULE),
+}
 LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
     ("post", routes.API_SESSIONS, "201"): _SESSION_LINKS,
     ("post", routes.API_SESSIONS_IMPORT, "201"): _SESSION_LINKS,
     ("post", routes.API_SESSION_RUNS, "201"): _RUN_LINKS,
     ("post", routes.API_MESSAGE_REGENERATE, "201"): _RUN_LINKS,
     ("patch", routes.API_MESSAGE, "201"): _RUN_LINKS,
+    ("post", routes.API_SCHEDULES, "201"): _SCHEDULE_LINKS,
     ("post", routes.API_FOLDERS, "201"): {
         "RenameFolder": ("patch", routes.API_FOLDER, _FOLDER),
         "DeleteFolder": ("delete", routes.API_FOLDER, _FOLDER),

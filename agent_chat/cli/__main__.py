@@ -4,6 +4,7 @@
                    [--attach FILE]...
     agent-chat sessions [--limit N] [--archived]
     agent-chat export ID [--format md|json] [--files] [-o FILE]
+    agent-chat schedule add|list|pause|resume|run|delete|history … (cli/schedule.py)
 
 `--url` (or AGENT_CHAT_URL, default http://127.0.0.1:3000) and `--token` (or
 AGENT_CHAT_TOKEN: a personal API token, needed when the app has a password).
@@ -20,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from agent_chat.cli import schedule
 from agent_chat.cli.ask import NeedsAnswer, interactive_answers, run_ask
 from agent_chat.cli.attach import MAX_ATTACHMENTS, AttachAction, readable_file
 from agent_chat.cli.client import ApiError, Client
@@ -70,6 +72,7 @@ def parser() -> argparse.ArgumentParser:
         help="JSON only: carry the attached files' bytes too (an import restores them)",
     )
     export.add_argument("-o", "--output", type=Path, help="write to this file (default stdout)")
+    schedule.add_parser(commands)
     return main
 
 
@@ -147,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                 return cmd_ask(client, args, console, err)
             if args.command == "sessions":
                 return cmd_sessions(client, args, console)
+            if args.command == "schedule":
+                return schedule.run(client, args, console, err)
             return cmd_export(client, args)
     except ApiError as exc:
         where = f" (HTTP {exc.status})" if exc.status else ""

@@ -12,6 +12,7 @@ it adds to) makes that firing fail with the reason, in the schedule's history.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -163,3 +164,16 @@ async def schedule_history(svc: Backend, *, user_id: int, schedule_id: int) -> l
     """Its firings, newest first: when, where to, and how the answer ended (or why none)."""
     schedule_id = row_id(schedule_id, "Schedule")
     return await svc.storage.call(schedules.history, user_id=user_id, schedule_id=schedule_id)
+
+
+async def conversation_uuids(
+    svc: Backend, *, user_id: int, session_ids: Iterable[int | None]
+) -> dict[int, str]:
+    """The uuids (as in URLs) of the person's conversations among `session_ids`: where an
+    "append" schedule adds, where a firing went. One gone, or not theirs, is left out."""
+    found: dict[int, str] = {}
+    for chat_id in {i for i in session_ids if i is not None}:
+        chat = await svc.storage.call(schedules.owned_chat, chat_id=chat_id, user_id=user_id)
+        if chat is not None:
+            found[chat_id] = chat.session_uuid
+    return found

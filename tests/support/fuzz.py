@@ -50,6 +50,9 @@ SEMANTIC_FIELDS = frozenset(
         "toolProfile",  # a profile the operator did not enable
         "parentMessageId",  # not a message of this conversation's active branch
         "attachmentIds",  # an upload that does not exist, or another person's
+        # a schedule: a cron expression that never runs or runs too often, a zone that does
+        # not exist, a preset's time, the conversation to add to, a blank prompt, the limit
+        *("prompt", "cron", "timezone", "preset", "sessionId", "schedule"),
     }
 )
 
@@ -98,9 +101,12 @@ def filter_failure(context: Any, failure: Any, case: schemathesis.Case, response
 
 
 def stop_every_run(url: str, token: str) -> None:
-    """Generated messages start real runs: stop them (the next test starts idle)."""
+    """Generated messages start real runs: stop them (the next test starts idle). Generated
+    schedules would start more later: they go first."""
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        for schedule in client.get("/api/schedules").json()["schedules"]:
+            client.delete(f"/api/schedules/{schedule['id']}")
         deadline = time.monotonic() + 60
         while True:
             sessions = client.get("/api/chat/sessions", params={"limit": 200, "archived": True})
