@@ -82,6 +82,30 @@ def stored_event(seq: int, kind: str, content: str, meta_json: str | None) -> Ru
     return RunEvent(seq=last, type=kind, data=data)
 
 
+def stored_events(seq: int, kind: str, content: str, meta_json: str | None) -> list[RunEvent]:
+    """A stored row as the events it was made of: a merged delta row split back into one
+    event per seq (by its `seq_lens`), each with its own text, as they were live. A takeover
+    re-opens a run's stream with these (`RunManager`), so an entry's id is the seq of exactly
+    its text: a reader that already has seq n skips the entries up to n and doubles nothing
+    (one merged entry under its last seq would carry text the reader had). A row merged
+    before `seq_lens` existed stays one event."""
+    meta = json.loads(meta_json) if meta_json else {}
+    last = int(meta.get("seq_to", seq))
+    lens = meta.get("seq_lens")
+    if kind not in MERGEABLE_KINDS or last == seq:
+        return [stored_event(seq, kind, content, meta_json)]
+    if not isinstance(lens, list) or len(lens) != last - seq + 1 or sum(lens) != len(content):
+        return [stored_event(seq, kind, content, meta_json)]
+    rest = {k: v for k, v in meta.items() if k not in ("seq_to", "seq_lens")}
+    events, start = [], 0
+    for n, length in enumerate(lens):
+        events.append(
+            RunEvent(seq=seq + n, type=kind, data={**rest, "text": content[start : start + length]})
+        )
+        start += length
+    return events
+
+
 def seqs_covered(seq: int, meta_json: str | None) -> range:
     """The event seqs one stored row covers."""
     meta = json.loads(meta_json) if meta_json else {}

@@ -27,7 +27,7 @@ from agent_chat.db.models import ChatMessage, MessageStatus
 from agent_chat.db.running import RUN_ACTIVE, STILL_RUNNING, TOO_MANY_RUNS, too_many_runs
 from agent_chat.db.turns import TurnMode, TurnPlan
 from agent_chat.protocol.events import RunEvent
-from agent_chat.protocol.log_codec import stored_event
+from agent_chat.protocol.log_codec import stored_events
 from agent_chat.protocol.reducer import replay
 from agent_chat.runs.awaiting import awaiting
 from agent_chat.runs.bridge_model import bridge_model
@@ -362,7 +362,7 @@ class RunManager:
             await lease.release()
             return
         rows = await self.storage.call(logs.list_logs, message_id=message.id)
-        history = [stored_event(r.seq, r.kind, r.content, r.meta_json) for r in rows]
+        history = [e for r in rows for e in stored_events(r.seq, r.kind, r.content, r.meta_json)]
         session_uuid, owner_id = await self.storage.call(
             turns.session_and_owner, chat_session_id=message.session_id
         )

@@ -8,7 +8,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent_chat.db.logs import LogRow
-from agent_chat.protocol.log_codec import event_to_row, merge_rows, row_to_event, seqs_covered
+from agent_chat.protocol.log_codec import (
+    event_to_row,
+    merge_rows,
+    row_to_event,
+    seqs_covered,
+    stored_events,
+)
 from agent_chat.protocol.reducer import RunView, apply, replay, strip_spinner
 
 
@@ -475,3 +481,20 @@ def test_a_tool_that_never_ended_is_closed_with_the_run() -> None:
         and tool.is_error
         and tool.result == "The tool never finished: the run ended first."
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(delta_runs())
+def test_stored_rows_split_back_into_the_live_events(run: Any) -> None:
+    """A takeover re-opens a run's stream with `stored_events`: every seq once, each with its
+    own text (so a reader that has seq n skips exactly what it has), reducing to the live view."""
+    events, cuts = run
+    rows = rows_like_the_batch_writer(events, cuts)
+    split = [e for r in rows for e in stored_events(r.seq, r.kind, r.content, r.meta_json)]
+    assert [e.seq for e in split] == [seq for seq, _, _ in events]
+    for event, (_, kind, data) in zip(split, events, strict=True):
+        assert event.type == kind
+        if "text" in data:
+            assert event.data["text"] == data["text"]
+    live = replay([{"type": kind, **data} for _, kind, data in events])
+    assert replay([e.as_dict() for e in split]) == live

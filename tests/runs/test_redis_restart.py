@@ -1,0 +1,122 @@
+"""Redis restarts (empty: nothing persisted) while a run streams: two workers over one
+database, the run consumed by one and followed on the other. The follower gets the whole
+answer and its end, a reader that starts after the restart too, the answer completes once
+and every event is stored once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_chat.protocol.events import EventType, RunEvent
+from agent_chat.runs.storage import Storage
+from tests.support import runs
+from tests.support.bridge import RunningBridge
+from tests.support.redis import new_prefix
+from tests.support.runs import finished, new_chat, wait_for
+
+
+@dataclass
+class OwnRedis:
+    folder: Path
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        subprocess.run(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
+             "--dir", str(self.folder), "--save", "", "--appendonly", "no",
+             "--daemonize", "yes", "--pidfile", str(self.folder / "redis.pid"),
+             "--logfile", str(self.folder / "server.log")],
+            check=True, timeout=30,
+        )  # fmt: skip
+        for _ in range(100):
+            done = subprocess.run(
+                ["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True
+            )
+            if "PONG" in done.stdout:
+                return
+            subprocess.run(["sleep", "0.05"], check=False)
+        raise AssertionError("redis-server did not start")
+
+    def stop(self) -> None:
+        subprocess.run(
+            ["redis-cli", "-p", str(self.port), "shutdown", "nosave"],
+            capture_output=True, timeout=30, check=False,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def own_redis(folder: Path) -> Iterator[OwnRedis]:
+    """A redis-server of this test's own on a fixed port, so it can be restarted there."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = OwnRedis(folder, port)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _diff(got: str, want: str) -> str:
+    a, b = got.split(), want.split()
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    return f"{len(a)} words vs {len(b)}; first difference at {first}: {a[first : first + 5] if first is not None else a[-3:]} vs {b[first : first + 5] if first is not None else b[-3:]}"
+
+
+def _text(events: list[RunEvent]) -> str:
+    return "".join(str(e.data.get("text", "")) for e in events if e.type == EventType.TEXT_DELTA)
+
+
+async def test_a_followed_run_survives_a_redis_restart(
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, db_url: str, user: int,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    with own_redis(tmp_path) as server:
+        async with runs.managers(
+            db_url, storage, redis_url=server.url, prefix=new_prefix()
+        ) as make:
+            one = await make(bridge.base_url)
+            two = await make(bridge.base_url)
+            chat = new_chat(storage)
+            started = await one.send(session_uuid=chat, text="slow long 90", user_id=user)
+            seen: list[RunEvent] = []
+
+            async def follow() -> None:
+                async for event in await two.subscribe(started.run_id, user_id=user):
+                    seen.append(event)
+
+            follower = asyncio.create_task(follow())
+            await wait_for(lambda: len(_text(seen).split()) >= 20, 60)
+            server.stop()
+            await asyncio.sleep(1.0)  # a second without Redis
+            server.start()  # empty
+            await asyncio.sleep(0.5)
+            late: list[RunEvent] = []
+
+            async def late_reader() -> None:
+                async for event in await two.subscribe(started.run_id, user_id=user):
+                    late.append(event)
+
+            reader = asyncio.create_task(late_reader())
+            answer = await finished(storage, started.assistant_message_id, timeout=90)
+            assert answer.status == "SUCCESS", answer.error
+            async with asyncio.timeout(30):
+                await follower
+                await reader
+            assert seen[-1].type == EventType.RUN_COMPLETED, seen[-3:]
+            assert _text(seen).strip() == answer.content, _diff(_text(seen), answer.content)
+            assert late[-1].type == EventType.RUN_COMPLETED
+            assert _text(late).strip() == answer.content, _diff(_text(late), answer.content)
+            numbered = [e.seq for e in seen if e.seq]
+            assert numbered == sorted(set(numbered))
