@@ -17,6 +17,7 @@ from agent_chat.auth.origins import origin_guard, without_credentials_header
 from agent_chat.launch.supervisor import exit_with_supervisor, respawn_failed_web_workers
 from agent_chat.pages.account import account_page
 from agent_chat.pages.chat import chat_page, index_page
+from agent_chat.pages.schedules import schedules_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
 from agent_chat.pages.users import users_page
@@ -30,6 +31,7 @@ from agent_chat.state.hosting import HostingState
 from agent_chat.state.live import LiveState
 from agent_chat.state.models import ModelsState
 from agent_chat.state.notify_settings import NotifySettingsState
+from agent_chat.state.schedules import SchedulesState
 from agent_chat.state.sidebar import SidebarState
 from agent_chat.state.tokens import TokensState
 from agent_chat.state.users import UsersState
@@ -153,4 +155,10 @@ add_page(
     route=routes.SETTINGS_USERS,
     on_load=[SidebarState.load_list, UsersState.load],
     title="Users · Agent Chat",
+)
+add_page(
+    schedules_page,
+    route=routes.SCHEDULES,
+    on_load=[SidebarState.load_list, SchedulesState.load],
+    title="Schedules · Agent Chat",
 )

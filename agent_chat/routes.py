@@ -12,6 +12,7 @@ SETTINGS_MODELS = "/settings/models"
 SETTINGS_TOKENS = "/settings/tokens"
 SETTINGS_ACCOUNT = "/settings/account"
 SETTINGS_USERS = "/settings/users"
+SCHEDULES = "/schedules"  # scheduled runs; `?conversation=<uuid>` opens the form adding to it
 EXPORT_API = "/api/chat/sessions/{session_id}/export"
 
 # The HTTP API (agent_chat/api/, docs/architecture.md §4a).

@@ -72,6 +72,11 @@ def _menu(row: SessionRow) -> rx.Component:
                 custom_attrs=tid("session-rename"),
             ),
             share_menu_item(row["uuid"]),
+            rx.dropdown_menu.item(
+                "Schedule…",
+                on_click=rx.redirect(routes.SCHEDULES + "?conversation=" + row["uuid"]),
+                custom_attrs=tid("session-schedule"),
+            ),
             rx.cond(
                 row["archived"],
                 rx.dropdown_menu.item(
@@ -137,6 +142,20 @@ def session_item(row: SessionRow) -> rx.Component:
                 rx.icon("pin", size=12, color=rx.color("gray", 9), custom_attrs=tid("pinned-icon")),
             ),
             rx.cond(row["archived"], rx.icon("archive", size=12, color=rx.color("gray", 9))),
+            rx.cond(
+                row["scheduled"],
+                rx.tooltip(
+                    rx.icon(
+                        "alarm-clock",
+                        size=12,
+                        color=rx.color("gray", 9),
+                        aria_label="Scheduled",
+                        role="img",
+                        custom_attrs=tid("scheduled-mark"),
+                    ),
+                    content="A schedule runs here",
+                ),
+            ),
             _badge(row),
             _menu(row),
             align="center",
@@ -211,6 +230,19 @@ def sidebar() -> rx.Component:
                     href=routes.SETTINGS_MODELS,
                 ),
                 content="Model settings",
+            ),
+            rx.tooltip(
+                rx.link(
+                    rx.icon_button(
+                        rx.icon("calendar-clock", size=16),
+                        variant="ghost",
+                        size="2",
+                        aria_label="Schedules",
+                    ),
+                    href=routes.SCHEDULES,
+                    custom_attrs=tid("schedules-link"),
+                ),
+                content="Schedules: prompts that run at set times",
             ),
             rx.icon_button(
                 rx.icon("x", size=18),

@@ -170,6 +170,7 @@ _ROW_COLUMNS = (
     ChatSession.pinned_at,
     ChatSession.folder_id,
     ChatSession.last_message_at,
+    ChatSession.schedule_id,
 )
 
 

@@ -14,8 +14,8 @@ from sqlalchemy import DateTime, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 import agent_chat.db.attachment_models  # noqa: F401  (registers the attachments' tables)
-import agent_chat.db.schedule_models  # noqa: F401  (registers the schedules' tables)
 from agent_chat.db.names import keep_name_key
+from agent_chat.db.schedule_models import made_by_fk  # also registers the schedules' tables
 
 
 def utcnow() -> datetime:
@@ -143,6 +143,8 @@ class ChatSession(SQLModel, table=True):
     # Sidebar order (db/folders.py): pinned ones first, newest pin on top; a folder or none.
     pinned_at: datetime | None = Field(default=None, sa_type=DateTime)
     folder_id: int | None = Field(default=None, foreign_key="chat_folder.id", ondelete="SET NULL")
+    # The schedule that made it or adds to it (the sidebar's clock); NULL once that is deleted.
+    schedule_id: int | None = Field(default=None, index=True, sa_column_args=[made_by_fk()])
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     last_message_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
@@ -246,9 +248,7 @@ class ApiToken(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     # Whom it acts for (on their data only); NULL: from before accounts (as folders').
-    user_id: int | None = Field(
-        default=None, foreign_key="app_user.id", ondelete="CASCADE", index=True
-    )
+    user_id: int | None = Field(None, foreign_key="app_user.id", ondelete="CASCADE", index=True)
     name: str
     token_hash: str
     # The first characters of the token, to tell tokens apart in the list.

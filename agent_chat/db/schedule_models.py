@@ -21,10 +21,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, Index, Text, UniqueConstraint
+from sqlalchemy import DateTime, ForeignKey, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 MODES = ("new", "append")
+
+
+def made_by_fk() -> ForeignKey:
+    """`chat_session.schedule_id`'s key: the schedule a conversation was made by or is added
+    to by (the sidebar marks it). `use_alter`: `schedule.session_id` points the other way, and
+    without it the tables' order (for creating or emptying them) would have a cycle."""
+    return ForeignKey(
+        "schedule.id", name="fk_chat_session_schedule_id", ondelete="SET NULL", use_alter=True
+    )
 
 
 def _now() -> datetime:

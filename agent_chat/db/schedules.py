@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import func, update
 from sqlmodel import Session, col, select
 
 from agent_chat.db.errors import NotFound, ValidationFailed
@@ -272,3 +272,62 @@ def history(
         RunInfo(run, uuid, None if status is None else str(status))
         for run, uuid, status in session.exec(query).all()
     ]
+
+
+def mark_conversation(*, session: Session, chat_id: int, schedule_id: int) -> None:
+    """The conversation a firing landed in is the schedule's (the sidebar's clock)."""
+    session.execute(
+        update(ChatSession)
+        .where(col(ChatSession.id) == chat_id)
+        .values(schedule_id=schedule_id)
+        .execution_options(synchronize_session=False)
+    )
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A schedule as the schedules page lists it."""
+
+    schedule: Schedule
+    last: RunInfo | None  # its newest firing; None before the first
+    target_uuid: str | None  # the conversation an "append" schedule adds to (None: none, gone)
+    target_title: str
+
+
+def overview(*, session: Session, user_id: int) -> list[Listed]:
+    """The person's schedules (`list_schedules`' order), each with its newest firing and
+    the conversation it adds to: three statements however many there are."""
+    rows = list_schedules(session=session, user_id=user_id)
+    ids = [r.id for r in rows]
+    newest = (
+        select(func.max(ScheduleRun.id))
+        .where(col(ScheduleRun.schedule_id).in_(ids))
+        .group_by(col(ScheduleRun.schedule_id))
+    )
+    query = (
+        select(ScheduleRun, ChatSession.session_uuid, ChatMessage.status)
+        .join(ChatSession, col(ChatSession.id) == ScheduleRun.session_id, isouter=True)
+        .join(ChatMessage, col(ChatMessage.id) == ScheduleRun.message_id, isouter=True)
+        .where(col(ScheduleRun.id).in_(newest))
+    )
+    last = {
+        run.schedule_id: RunInfo(run, uuid, None if status is None else str(status))
+        for run, uuid, status in (session.exec(query).all() if ids else [])
+    }
+    target_ids = [r.session_id for r in rows if r.session_id is not None]
+    chats = (
+        session.exec(
+            select(ChatSession).where(
+                col(ChatSession.id).in_(target_ids), ChatSession.owner_id == user_id
+            )
+        ).all()
+        if target_ids
+        else []
+    )
+    targets = {c.id: c for c in chats}
+    listed = []
+    for row in rows:
+        chat = targets.get(row.session_id)
+        uuid, title = (chat.session_uuid, chat.title) if chat is not None else (None, "")
+        listed.append(Listed(row, last.get(row.id or 0), uuid, title))
+    return listed

@@ -26,6 +26,7 @@ class SessionRow(TypedDict):
     archived: bool
     pinned: bool
     folder_id: int  # 0: in no folder
+    scheduled: bool  # a schedule made it or adds to it
 
 
 class FolderRow(TypedDict):
@@ -134,6 +135,7 @@ def session_row(chat: ChatSession, state: str = "") -> SessionRow:
         archived=chat.status == "ARCHIVED",
         pinned=chat.pinned_at is not None,
         folder_id=chat.folder_id or 0,
+        scheduled=chat.schedule_id is not None,
     )
 
 

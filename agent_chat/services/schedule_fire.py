@@ -122,6 +122,9 @@ async def start_firing(svc: Backend, claimed: Claimed, *, now: datetime) -> Sche
         session_id=chat.id,
         message_id=started.assistant_message_id,
     )
+    await svc.storage.call(
+        schedules.mark_conversation, chat_id=chat.id or 0, schedule_id=schedule.id or 0
+    )
     run.session_id, run.message_id = chat.id, started.assistant_message_id
     return run
 

@@ -287,3 +287,25 @@ def next_after(cron: str, tz: str, after: datetime) -> datetime:
         if until is None:
             # A later wall time maps to an earlier instant only within a clock change.
             until = wall + _offset_spread(zone, instant)
+
+
+def preset_of(cron: str) -> tuple[str, str, int, int]:
+    """The page's preset a cron is, as (kind, "HH:MM", weekday from 0 = Monday, minute), for
+    an edit form; ("custom", "09:00", 0, 0) when it is none of them (`preset_cron`'s inverse)."""
+    parts = cron.split()
+    custom = ("custom", "09:00", 0, 0)
+    if len(parts) != 5 or parts[2:4] != ["*", "*"] or not _number(parts[0], 59):
+        return custom
+    minute, hour, _, _, weekday = parts
+    if hour == "*":
+        return ("hourly", "09:00", 0, int(minute)) if weekday == "*" else custom
+    if not _number(hour, 23):
+        return custom
+    at = f"{int(hour):02d}:{int(minute):02d}"
+    if weekday == "*":
+        return ("daily", at, 0, 0)
+    if weekday == "1-5":
+        return ("weekdays", at, 0, 0)
+    if _number(weekday, 7):
+        return ("weekly", at, (int(weekday) + 6) % 7, 0)
+    return custom
