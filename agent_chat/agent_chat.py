@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Callable
 
 import reflex as rx
@@ -21,6 +22,7 @@ from agent_chat.pages.schedules import schedules_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
 from agent_chat.pages.users import users_page
+from agent_chat.runs.redis_watch import RedisRestartWatch
 from agent_chat.services.runtime import services, start_services, stop_services
 from agent_chat.state.account import AccountState
 from agent_chat.state.approvals import AlwaysAllowedState
@@ -40,6 +42,8 @@ from agent_chat.state.workspace import WorkspaceState
 # Imported by granian's supervisor before it builds its server: a dead worker is replaced.
 respawn_failed_web_workers()
 
+
+log = logging.getLogger(__name__)
 
 def _tab_connected(token: str) -> bool:
     """Whether the tab's socket is on this process (this worker). With several workers
@@ -62,10 +66,47 @@ async def services_lifespan():
     # httpx logs every request at INFO, here mostly the bridge's /health polls: noise.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     await start_services(tab_connected=_tab_connected)
+    watch = None
+    if url := os.environ.get("REFLEX_REDIS_URL", "").strip():
+        watch = RedisRestartWatch(url, _after_redis_restart)
+        watch.start()
     try:
         yield
     finally:
+        if watch is not None:
+            await watch.close()
         await stop_services()
+
+
+async def _after_redis_restart() -> None:
+    """Reflex's Redis came back empty: every tab's state and socket record is gone. Reflex
+    0.10.1 neither notices nor re-enables the keyspace notifications its state locks wait
+    on, so: set them again, then close this worker's engine.io sockets (not the socket.io
+    namespace, whose "io server disconnect" a client would not recover from), so each tab
+    reconnects as after a network cut and its page load reloads everything it shows."""
+    manager = app.state_manager
+    if hasattr(manager, "_redis_notify_keyspace_events_enabled"):
+        manager._redis_notify_keyspace_events_enabled = False  # noqa: SLF001
+        try:
+            await manager._enable_keyspace_notifications()  # noqa: SLF001
+        except Exception:
+            log.exception("Redis keyspace notifications could not be enabled again")
+    namespace, sio = app.event_namespace, app.sio
+    if namespace is None or sio is None:
+        return
+    closed = 0
+    for sid in list(namespace.sid_to_token):
+        eio_sid = sio.manager.eio_sid_from_sid(sid, namespace.namespace)
+        socket = sio.eio.sockets.get(eio_sid) if eio_sid is not None else None
+        if socket is None:
+            continue
+        # engine.io's own disconnect sends a CLOSE packet that a websocket client ignores and
+        # keeps the socket open until the ping timeout: abort it, and wake its writer, which
+        # then closes the websocket (python-engineio 4: `AsyncSocket._websocket_handler`).
+        await socket.close(wait=False, abort=True)
+        socket.queue.put_nowait(None)
+        closed += 1
+    log.info("Redis restarted: %d tab socket(s) of this worker closed to reconnect", closed)
 
 
 class _App(rx.App):

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.browser import fresh_page, new_chat, send, session_uuid_of, shot
+from tests.support.redis import restart_redis
 from tests.support.stack import Stack, ensure_fake_model
 from tests.support.workers import reflex_workers, socket_instance, worker_pids
 
@@ -23,10 +25,13 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with reflex_workers(
-        tmp_path_factory.mktemp("reflex-workers"), token_delay=0.02, workers=2
-    ) as stack:
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("reflex-workers")
+
+
+@pytest.fixture(scope="module")
+def stack(folder: Path) -> Iterator[Stack]:
+    with reflex_workers(folder, token_delay=0.02, workers=2) as stack:
         yield stack
 
 
@@ -88,3 +93,34 @@ def test_a_tab_on_the_other_worker_follows_the_run(
         assert words == [f"word{i}" for i in range(1, 121)]
         mine = page.get_by_test_id("message-assistant").last
         assert re.findall(r"word\d+", mine.inner_text()) == words
+
+
+def test_a_redis_restart_mid_run_loses_nothing_the_tab_shows(
+    page: Page, stack: Stack, folder: Path
+) -> None:
+    """Redis comes back empty while a tab follows a run: Reflex's states and socket records
+    and the run's stream are gone. The tab goes on following (it reconnects and reloads what
+    it shows), the answer arrives whole, every word once, and the next message works."""
+    sockets: list[str] = []
+
+    def opened(ws) -> None:  # noqa: ANN001
+        sockets.append(ws.url)
+
+    page.on("websocket", opened)  # the kept page goes on to other tests: removed below
+    try:
+        ensure_fake_model(page, stack)
+        new_chat(page, stack)
+        send(page, "long 150 delay=0.03")
+        answer = page.get_by_test_id("message-assistant").last
+        expect(answer.get_by_test_id("message-content")).to_contain_text("word10")
+        restart_redis(stack.env["REFLEX_REDIS_URL"], folder / "redis")
+        expect(answer).to_have_attribute("data-status", "SUCCESS", timeout=60_000)
+        words = re.findall(r"word\d+", answer.inner_text())
+        assert words == [f"word{i}" for i in range(1, 151)]
+        assert len(sockets) >= 2  # the tab reconnected (its worker closed its socket)
+        send(page, "after the restart")
+        expect(
+            page.get_by_test_id("message-assistant").last.get_by_test_id("message-content")
+        ).to_have_text("Echo: after the restart", timeout=30_000)
+    finally:
+        page.remove_listener("websocket", opened)

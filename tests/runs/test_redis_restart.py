@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_chat.protocol.events import EventType, RunEvent
+from agent_chat.runs.redis_watch import RedisRestartWatch
 from agent_chat.runs.storage import Storage
 from tests.support import runs
 from tests.support.bridge import RunningBridge
@@ -120,3 +121,25 @@ async def test_a_followed_run_survives_a_redis_restart(
             assert _text(late).strip() == answer.content, _diff(_text(late), answer.content)
             numbered = [e.seq for e in seen if e.seq]
             assert numbered == sorted(set(numbered))
+
+
+async def test_the_watch_notices_each_restart_once(tmp_path: Path) -> None:
+    """`RedisRestartWatch` (what makes the app's tabs reconnect when Reflex's Redis lost
+    their states): nothing at the first look, nothing while Redis is down, one call per
+    new start."""
+    calls: list[int] = []
+
+    async def restarted() -> None:
+        calls.append(1)
+
+    with own_redis(tmp_path) as server:
+        watch = RedisRestartWatch(server.url, restarted)
+        try:
+            assert not await watch.check() and not await watch.check()
+            server.stop()
+            assert not await watch.check()  # down
+            server.start()
+            assert await watch.check() and not await watch.check()
+            assert calls == [1] and watch.restarts == 1
+        finally:
+            await watch.close()
