@@ -45,6 +45,7 @@ respawn_failed_web_workers()
 
 log = logging.getLogger(__name__)
 
+
 def _tab_connected(token: str) -> bool:
     """Whether the tab's socket is on this process (this worker). With several workers
     Reflex's RedisTokenManager also keeps other workers' sockets it looked up in
