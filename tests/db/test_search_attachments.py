@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 import sqlalchemy as sa
@@ -19,6 +20,7 @@ from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageS
 from agent_chat.db.search import SearchHit, open_hit, search
 from agent_chat.db.sessions import create_session, delete_session
 from tests.db.test_search import HOSTILE
+from tests.support.conversations import conversation_at_any_revision, message_at_any_revision
 from tests.support.databases import alembic_config
 from tests.support.users import default_owner, make_user
 
@@ -40,6 +42,30 @@ def _file(session: Session, user: int, name: str) -> int:
     return row.id
 
 
+def _ask_at_any_revision(
+    session: Session, chat: SimpleNamespace, text: str, files: list[str]
+) -> None:
+    """`_ask` with only the columns the database has (the migration test writes at an older
+    revision, where the ORM's rows of later models would not fit)."""
+    asked = message_at_any_revision(
+        session, chat_id=chat.id, parent_id=None, role=MessageRole.USER, content=text,
+        status=MessageStatus.SENT,
+    )  # fmt: skip
+    _link(session, asked.id, [_file(session, chat.owner_id, name) for name in files])
+    message_at_any_revision(
+        session, chat_id=chat.id, parent_id=asked.id, role=MessageRole.ASSISTANT,
+        content="Done.", status=MessageStatus.SUCCESS,
+    )  # fmt: skip
+
+
+def _link(session: Session, message_id: int, ids: list[int]) -> None:
+    """Only the columns this index's migration knew (a later column would not exist yet)."""
+    session.execute(
+        sa.insert(MessageAttachment.__table__),
+        [{"message_id": message_id, "attachment_id": i, "position": n} for n, i in enumerate(ids)],
+    )
+
+
 def _ask(
     session: Session, chat: ChatSession, text: str, files: list[str], answer: str = "Done."
 ) -> ChatMessage:
@@ -54,15 +80,11 @@ def _ask(
         status=MessageStatus.SENT,
     )
     if files:
-        ids = [_file(session, chat.owner_id, name) for name in files]
-        # Only the columns this index's migration knew: the migration test writes here with
-        # the schema of that revision (a later column would not exist yet).
-        session.execute(
-            sa.insert(MessageAttachment.__table__),
-            [
-                {"message_id": asked.id, "attachment_id": i, "position": n}
-                for n, i in enumerate(ids)
-            ],
+        link_to_message(
+            session=session,
+            user_id=chat.owner_id,
+            message_id=asked.id,
+            attachment_ids=[_file(session, chat.owner_id, name) for name in files],
         )
     reply = append_message(
         session=session,
@@ -211,8 +233,8 @@ def test_the_migration_indexes_existing_files_and_goes_down_again(empty_db_url: 
     assert not _index_exists(empty_db_url)
     engine = make_engine(empty_db_url)
     with open_session(engine) as session:  # written while no index exists
-        during = create_session(session=session, user_id=user, title="u")
-        _ask(session, during, "hello", ["linked-meanwhile.txt"])
+        during = conversation_at_any_revision(session, user_id=user, title="u")
+        _ask_at_any_revision(session, during, "hello", ["linked-meanwhile.txt"])
     engine.dispose()
     command.upgrade(alembic_config(empty_db_url), "head")
     assert _index_exists(empty_db_url)

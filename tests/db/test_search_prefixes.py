@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import Session
 
-from agent_chat.db.messages import append_message
 from agent_chat.db.models import MessageRole, MessageStatus
 from agent_chat.db.search import _pg_any_matches, _pg_prefix_condition, search
 from agent_chat.db.search_schema import PG_MESSAGE_INDEX, PREFIX_FUNCTION
 from agent_chat.db.search_text import parse_query, pg_prefix_lookup, pg_tsquery
 from agent_chat.db.sessions import create_session
+from tests.support.conversations import conversation_at_any_revision, message_at_any_revision
 from tests.support.users import default_owner
 
 TEXTS = [
@@ -105,12 +105,13 @@ QUERIES = [
 
 def _add(session: Session, texts: list[str]) -> None:
     for n, body in enumerate(texts):
-        chat = create_session(
-            session=session, user_id=default_owner(session=session), title=f"t{n}"
+        # At the revision the test went down to: only the columns it had.
+        chat = conversation_at_any_revision(
+            session, user_id=default_owner(session=session), title=f"t{n}"
         )
-        append_message(
-            session=session,
-            chat_session_id=chat.id,
+        message_at_any_revision(
+            session,
+            chat_id=chat.id,
             parent_id=None,
             role=MessageRole.USER if n % 2 else MessageRole.ASSISTANT,
             content=body,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import sqlalchemy as sa
 from sqlmodel import Session
 
 from agent_chat.db.messages import append_message
@@ -30,3 +33,37 @@ def question_and_running_answer(
         status=MessageStatus.RUNNING,
         run_id=run_id,
     )
+
+
+def conversation_at_any_revision(session: Session, *, user_id: int, title: str) -> SimpleNamespace:
+    """A new conversation written with only the columns the database has now: a migration
+    test writes rows at an older revision, where a later column of the model (and so the
+    ORM's INSERT) does not exist yet. Its `id`, `session_uuid` and `owner_id`."""
+    row = ChatSession(owner_id=user_id, title=title)  # the model's defaults filled in
+    new_id = _insert_present(session, row)
+    return SimpleNamespace(id=new_id, session_uuid=row.session_uuid, owner_id=user_id)
+
+
+def message_at_any_revision(
+    session: Session,
+    *,
+    chat_id: int,
+    parent_id: int | None,
+    role: MessageRole,
+    content: str,
+    status: MessageStatus,
+) -> SimpleNamespace:
+    """A message written as `conversation_at_any_revision` writes a conversation (the only
+    child of its parent: these tests build single branches); its `id`."""
+    row = ChatMessage(
+        session_id=chat_id, parent_id=parent_id, is_active=True, branch_order=0,
+        role=role.value, content=content, status=status.value,
+    )  # fmt: skip
+    return SimpleNamespace(id=_insert_present(session, row))
+
+
+def _insert_present(session: Session, row: ChatSession | ChatMessage) -> int:
+    table = type(row).__table__
+    present = {c["name"] for c in sa.inspect(session.connection()).get_columns(table.name)}
+    values = {k: v for k, v in row.model_dump().items() if k in present and k != "id"}
+    return session.execute(sa.insert(table).values(**values).returning(table.c.id)).scalar_one()
