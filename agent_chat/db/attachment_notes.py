@@ -39,35 +39,32 @@ def history_note(rows: list[Attachment], paths: dict[int, str] | None = None) ->
     return f"[attached earlier: {listed}; their content was sent with this message only]"
 
 
-def message_attachments(*, session: Session, message_ids: list[int]) -> dict[int, list[Attachment]]:
-    """Each message's attachments in order (the app's reads: the caller owns the messages)."""
+def _links(session: Session, message_ids: list[int]) -> list[tuple[int, str | None, Attachment]]:
+    """(message id, workspace path, attachment) of these messages' links, in order."""
     if not message_ids:
-        return {}
-    query = (
-        select(MessageAttachment.message_id, Attachment)
-        .join(Attachment, col(Attachment.id) == MessageAttachment.attachment_id)
-        .where(col(MessageAttachment.message_id).in_(message_ids))
-        .order_by(col(MessageAttachment.message_id), col(MessageAttachment.position))
-    )
-    found: dict[int, list[Attachment]] = {}
-    for message_id, attachment in session.exec(query).all():
-        found.setdefault(message_id, []).append(attachment)
-    return found
-
-
-def notes_for(session: Session, message_ids: list[int]) -> dict[int, str]:
-    """The history note of each of these messages that has attachments (one query)."""
-    if not message_ids:
-        return {}
+        return []
     query = (
         select(MessageAttachment.message_id, MessageAttachment.workspace_path, Attachment)
         .join(Attachment, col(Attachment.id) == MessageAttachment.attachment_id)
         .where(col(MessageAttachment.message_id).in_(message_ids))
         .order_by(col(MessageAttachment.message_id), col(MessageAttachment.position))
     )
+    return list(session.exec(query).all())
+
+
+def message_attachments(*, session: Session, message_ids: list[int]) -> dict[int, list[Attachment]]:
+    """Each message's attachments in order (the app's reads: the caller owns the messages)."""
+    found: dict[int, list[Attachment]] = {}
+    for message_id, _, attachment in _links(session, message_ids):
+        found.setdefault(message_id, []).append(attachment)
+    return found
+
+
+def notes_for(session: Session, message_ids: list[int]) -> dict[int, str]:
+    """The history note of each of these messages that has attachments (one query)."""
     rows: dict[int, list[Attachment]] = {}
     paths: dict[int, dict[int, str]] = {}
-    for message_id, path, attachment in session.exec(query).all():
+    for message_id, path, attachment in _links(session, message_ids):
         rows.setdefault(message_id, []).append(attachment)
         if path:
             paths.setdefault(message_id, {})[attachment.id or 0] = path

@@ -86,7 +86,9 @@ def create_schedule(
     """A new schedule of the person's (checked values: the service checked cron, zone,
     model, skill and profile). ValidationFailed for a bad title, mode or conversation, or
     past `MAX_SCHEDULES`."""
-    count = len(session.exec(select(Schedule.id).where(Schedule.owner_id == user_id)).all())
+    count = session.exec(
+        select(func.count()).select_from(Schedule).where(Schedule.owner_id == user_id)
+    ).one()
     if count >= MAX_SCHEDULES:
         raise ValidationFailed({"schedule": f"At most {MAX_SCHEDULES} schedules each."})
     row = Schedule(

@@ -64,11 +64,11 @@ def message_text(schedule: Schedule, run: ScheduleRun, now: datetime) -> str:
 
 async def _target(svc: Backend, schedule: Schedule, run: ScheduleRun) -> ChatSession:
     if schedule.mode == "append":
-        if schedule.session_id is None:
-            raise _Unstartable("The conversation this schedule adds to was deleted.")
-        chat = await svc.storage.call(
-            schedules.owned_chat, chat_id=schedule.session_id, user_id=schedule.owner_id
-        )
+        chat = None  # SET NULL when it was deleted
+        if schedule.session_id is not None:
+            chat = await svc.storage.call(
+                schedules.owned_chat, chat_id=schedule.session_id, user_id=schedule.owner_id
+            )
         if chat is None:
             raise _Unstartable("The conversation this schedule adds to was deleted.")
         return chat

@@ -1,14 +1,13 @@
 """Redis restarts (empty: nothing persisted) while a run streams: two workers over one
 database, the run consumed by one and followed on the other. The follower gets the whole
-answer and its end, a reader that starts after the restart too, the answer completes once
-and every event is stored once."""
+answer once (each seq once) and its end, a reader that starts after the restart too, and the
+answer completes."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import socket
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from agent_chat.runs.redis_watch import RedisRestartWatch
 from agent_chat.runs.storage import Storage
 from tests.support import runs
 from tests.support.bridge import RunningBridge
-from tests.support.redis import new_prefix
+from tests.support.redis import new_prefix, start_redis_on, stop_redis_on
 from tests.support.runs import finished, new_chat, wait_for
 
 
@@ -32,27 +31,10 @@ class OwnRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        subprocess.run(
-            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
-             "--dir", str(self.folder), "--save", "", "--appendonly", "no",
-             "--daemonize", "yes", "--pidfile", str(self.folder / "redis.pid"),
-             "--logfile", str(self.folder / "server.log")],
-            check=True, timeout=30,
-        )  # fmt: skip
-        for _ in range(100):
-            done = subprocess.run(
-                ["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True
-            )
-            if "PONG" in done.stdout:
-                return
-            subprocess.run(["sleep", "0.05"], check=False)
-        raise AssertionError("redis-server did not start")
+        start_redis_on(self.port, self.folder)
 
     def stop(self) -> None:
-        subprocess.run(
-            ["redis-cli", "-p", str(self.port), "shutdown", "nosave"],
-            capture_output=True, timeout=30, check=False,
-        )  # fmt: skip
+        stop_redis_on(self.port)
 
 
 @contextlib.contextmanager

@@ -38,22 +38,35 @@ def new_prefix() -> str:
     return f"test-{uuid4().hex[:12]}"
 
 
-def restart_redis(url: str, folder: Path, down_s: float = 1.0) -> None:
-    """Restart the test Redis at `url` (started by `redis_server` in `folder`) on its port,
-    empty, as a Redis without persistence comes back: every key, stream and record gone."""
-    port = url.rsplit(":", 1)[1].split("/")[0]
-    subprocess.run(["redis-cli", "-p", port, "shutdown", "nosave"], capture_output=True, timeout=30)
-    time.sleep(down_s)
+def start_redis_on(port: int | str, folder: Path) -> None:
+    """A redis-server on this port (nothing persisted, files in `folder`), once it answers."""
     subprocess.run(
-        ["redis-server", "--bind", "127.0.0.1", "--port", port, "--dir", str(folder),
+        ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
          "--save", "", "--appendonly", "no", "--daemonize", "yes",
          "--pidfile", str(folder / "redis.pid"), "--logfile", str(folder / "server.log"),
          "--protected-mode", "yes"],
         check=True, timeout=30,
     )  # fmt: skip
     for _ in range(100):
-        answer = subprocess.run(["redis-cli", "-p", port, "ping"], capture_output=True, text=True)
+        answer = subprocess.run(
+            ["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True
+        )
         if "PONG" in answer.stdout:
             return
         time.sleep(0.05)
-    raise AssertionError("redis-server did not come back")
+    raise AssertionError("redis-server did not start")
+
+
+def stop_redis_on(port: int | str) -> None:
+    subprocess.run(
+        ["redis-cli", "-p", str(port), "shutdown", "nosave"], capture_output=True, timeout=30
+    )
+
+
+def restart_redis(url: str, folder: Path, down_s: float = 1.0) -> None:
+    """Restart the test Redis at `url` (started by `redis_server` in `folder`) on its port,
+    empty, as a Redis without persistence comes back: every key, stream and record gone."""
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    stop_redis_on(port)
+    time.sleep(down_s)
+    start_redis_on(port, folder)
