@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from agent_chat.bridge import homes
-from agent_chat.bridge.schemas import ModelSpec
+from agent_chat.bridge.schemas import McpServerSpec, ModelSpec
 from agent_chat.bridge.settings import BridgeSettings
 
 logger = logging.getLogger(__name__)
@@ -38,14 +38,16 @@ def build_agent(
     session_id: str,
     model: ModelSpec,
     profile: str = "chat",
+    mcp: tuple[McpServerSpec, ...] = (),
 ) -> Any:
-    """A quiet AIAgent with the profile's toolset allowlist, built in the person's hermes
-    home (their memory goes into its system prompt; None: the shared home, the warm-up's);
-    callbacks are attached per run."""
+    """A quiet AIAgent with the profile's toolset allowlist and the toolsets of the MCP
+    servers it may use, built in the person's hermes home (their memory goes into its system
+    prompt; None: the shared home, the warm-up's); callbacks are attached per run. Servers
+    that could not be connected are in `agent.agent_chat_mcp_problems` (name → why)."""
     if user_id is None:
-        return _build(settings, session_id, model, profile)
+        return _build(settings, session_id, model, profile, mcp)
     with homes.entered(settings.hermes_home, user_id) as home:
-        agent = _build(settings, session_id, model, profile)
+        agent = _build(settings, session_id, model, profile, mcp)
         _own_session_db(agent, home)
         return agent
 
@@ -61,11 +63,18 @@ def _own_session_db(agent: Any, home: Any) -> None:
     agent._session_db = SessionDB(db_path=home / "state.db")
 
 
-def _build(settings: BridgeSettings, session_id: str, model: ModelSpec, profile: str) -> Any:
+def _build(
+    settings: BridgeSettings,
+    session_id: str,
+    model: ModelSpec,
+    profile: str,
+    mcp: tuple[McpServerSpec, ...] = (),
+) -> Any:
     from run_agent import AIAgent  # after prepare_hermes_home(): hermes fixes paths at import
 
     from agent_chat.bridge import hermes_caches, sandbox
     from agent_chat.bridge.command_env import hide_app_settings
+    from agent_chat.bridge.mcp import connected_toolsets
     from agent_chat.bridge.workspace import guard_file_writes
 
     guard_file_writes()
@@ -73,13 +82,14 @@ def _build(settings: BridgeSettings, session_id: str, model: ModelSpec, profile:
     sandbox.install()
     check_ssl_once()
     hermes_caches.install()
+    mcp_toolsets, mcp_problems = connected_toolsets(mcp)
     kwargs: dict[str, Any] = {
         "base_url": model.base_url,
         "api_key": model.api_key or PLACEHOLDER_API_KEY,
         "provider": "custom",
         "model": model.model,
         "tool_delay": 0,
-        "enabled_toolsets": settings.toolsets_for(profile),
+        "enabled_toolsets": [*settings.toolsets_for(profile), *mcp_toolsets],
         "quiet_mode": True,
         "session_id": session_id,
         # The bridge's cwd is not the user's project: AGENTS.md/CLAUDE.md found there must not
@@ -92,6 +102,7 @@ def _build(settings: BridgeSettings, session_id: str, model: ModelSpec, profile:
     agent = AIAgent(**kwargs)
     # quiet_mode still prints status lines to stdout; they reach us via status_callback.
     agent.suppress_status_output = True
+    agent.agent_chat_mcp_problems = mcp_problems
     logger.info(
         "built agent for session %s (model %s, profile %s)", session_id, model.model, profile
     )

@@ -11,11 +11,13 @@ from functools import partial
 from importlib import metadata
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agent_chat.bridge import mcp
 from agent_chat.bridge.agent_factory import build_agent
 from agent_chat.bridge.approvals import always_allowed, revoke_always
 from agent_chat.bridge.homes import claim_shared, home_path, user_home
@@ -27,6 +29,7 @@ from agent_chat.bridge.schemas import (
     MAX_USER_ID,
     ClaimSharedMemory,
     ClarifyAnswer,
+    McpServerSpec,
     MemoryUpdate,
     PrepareRequest,
     StartRunRequest,
@@ -81,7 +84,7 @@ class HostGuard:
 
 def _prepare_quietly(pool: AgentPool, session_id: str, body: PrepareRequest) -> None:
     try:
-        pool.prepare(body.user, session_id, body.model, body.tool_profile)
+        pool.prepare(body.user, session_id, body.model, body.tool_profile, tuple(body.mcp_servers))
     except Exception:  # the first run will build it, and say what is wrong
         logger.warning("preparing the agent of %s failed", session_id, exc_info=True)
 
@@ -135,7 +138,11 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse(
             status_code=422,
-            content={"detail": _readable_validation_error(exc), "errors": exc.errors()},
+            # jsonable: a validator's ValueError sits in an error's ctx (a 500 otherwise)
+            content={
+                "detail": _readable_validation_error(exc),
+                "errors": jsonable_encoder(exc.errors()),
+            },
         )
 
     def require_token(authorization: str | None = Header(default=None)) -> None:
@@ -253,6 +260,15 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
             daemon=True,
         ).start()
         return {"session_id": session_id, "preparing": True}
+
+    @app.post("/mcp/test", dependencies=authed)
+    def test_mcp_server(body: McpServerSpec) -> dict[str, object]:
+        """Connect to a server once, list its tools, disconnect (Settings → Tools' Test)."""
+        return mcp.test(body)
+
+    @app.get("/mcp/status", dependencies=authed)
+    def mcp_status() -> dict[str, object]:
+        return {"servers": mcp.status()}
 
     @app.post("/sessions/{session_id}/reset", dependencies=authed)
     def reset_session(session_id: str) -> dict[str, object]:

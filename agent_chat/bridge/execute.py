@@ -45,7 +45,9 @@ def execute(run: Run, pool: AgentPool) -> None:
             run.finish(RunState.STOPPED, EventType.RUN_STOPPED, final_text="")
             return
         profile = request.tool_profile
-        agent = pool.acquire(run.user_id, run.session_id, run.model, profile)
+        agent = pool.acquire(
+            run.user_id, run.session_id, run.model, profile, tuple(request.mcp_servers)
+        )
         mapper = CallbackMapper(
             emit=run.buffer.emit,
             ask=run.ask,
@@ -54,6 +56,12 @@ def execute(run: Run, pool: AgentPool) -> None:
         )
         for name, callback in mapper.callbacks().items():
             setattr(agent, name, callback)
+        for server, why in getattr(agent, "agent_chat_mcp_problems", {}).items():
+            run.buffer.emit(
+                EventType.STATUS,
+                category="notice",
+                message=f"The MCP server {server!r} is not available for this answer: {why}",
+            )
         agent.ephemeral_system_prompt = request.system_prompt or None
         agent.max_iterations = request.max_iterations or 90
         apply_context_length(agent, run.model)

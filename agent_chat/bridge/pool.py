@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_chat.bridge.schemas import ModelSpec
+from agent_chat.bridge.schemas import McpServerSpec, ModelSpec, mcp_key
 
 logger = logging.getLogger(__name__)
 
-AgentFactory = Callable[[int, str, ModelSpec, str], Any]
+# (user id, session id, model, tool profile, MCP servers) → agent
+AgentFactory = Callable[[int, str, ModelSpec, str, tuple[McpServerSpec, ...]], Any]
 Key = tuple[int, str]  # (user id, session id)
 
 
@@ -54,11 +55,17 @@ class AgentPool:
             return len(self._entries)
 
     def acquire(
-        self, user_id: int, session_id: str, model: ModelSpec, profile: str = "chat"
+        self,
+        user_id: int,
+        session_id: str,
+        model: ModelSpec,
+        profile: str = "chat",
+        mcp: tuple[McpServerSpec, ...] = (),
     ) -> Any:
         """The person's agent of the session, built if missing or built for other model
-        settings or another tool profile (toolsets are fixed when hermes builds an agent)."""
-        key = (*model.pool_key(), profile)
+        settings, another tool profile or other MCP servers (toolsets are fixed when hermes
+        builds an agent)."""
+        key = (*model.pool_key(), profile, mcp_key(mcp))
         slot = (user_id, session_id)
         with self._lock:
             building = self._building.get(slot)
@@ -66,12 +73,12 @@ class AgentPool:
             building[1].wait(60)  # a prepare is building exactly this agent
         with self._lock:
             entry = self._entries.get(slot)
-            if entry is not None and entry.key == key and not entry.in_use:
+            if entry is not None and entry.key == key and not entry.in_use and _whole(entry):
                 entry.in_use = True
                 self._entries.move_to_end(slot)
                 return entry.agent
         # Built outside the lock: construction probes the endpoint and takes a while.
-        agent = self._factory(user_id, session_id, model, profile)
+        agent = self._factory(user_id, session_id, model, profile, mcp)
         with self._lock:
             old = self._entries.get(slot)
             self._entries[slot] = _Entry(key=key, agent=agent, in_use=True)
@@ -83,14 +90,19 @@ class AgentPool:
         return agent
 
     def prepare(
-        self, user_id: int, session_id: str, model: ModelSpec, profile: str = "chat"
+        self,
+        user_id: int,
+        session_id: str,
+        model: ModelSpec,
+        profile: str = "chat",
+        mcp: tuple[McpServerSpec, ...] = (),
     ) -> bool:
         """Build the person's agent of the session ahead of its first message (the page
         calls this when a conversation opens), so that message does not wait for it. It is
         built for this person and session only, like any other: no agent ever moves between
         sessions or people. False when there was nothing to do (already there, or being
         built)."""
-        key = (*model.pool_key(), profile)
+        key = (*model.pool_key(), profile, mcp_key(mcp))
         slot = (user_id, session_id)
         with self._lock:
             entry = self._entries.get(slot)
@@ -99,7 +111,7 @@ class AgentPool:
             done = threading.Event()
             self._building[slot] = (key, done)
         try:
-            agent = self._factory(user_id, session_id, model, profile)
+            agent = self._factory(user_id, session_id, model, profile, mcp)
             with self._lock:
                 current = self._entries.get(slot)
                 gone = [agent]  # not kept: a run is using the session's other agent
@@ -165,6 +177,12 @@ class AgentPool:
                 logger.debug("agent pool: evicting user %s session %s", *slot)
                 gone.append(self._entries.pop(slot).agent)
         return gone
+
+
+def _whole(entry: _Entry) -> bool:
+    """Built with every MCP server it was meant to have: one built while a server was down
+    is rebuilt by the next run, which tries that server again."""
+    return not getattr(entry.agent, "agent_chat_mcp_problems", None)
 
 
 def _release(agents: list[Any]) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # hermes refuses models whose context window is below this many tokens.
 HERMES_MIN_CONTEXT = 64_000
@@ -70,6 +72,75 @@ class ImagePart(BaseModel):
 ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 
 
+# An MCP server's name is part of hermes' tool names (`mcp__<name>__<tool>`) and toolset.
+MCP_NAME = r"^[a-z0-9][a-z0-9_-]{0,31}$"
+MAX_MCP_SERVERS = 20
+_Short = Annotated[str, Field(max_length=4000)]
+
+
+class McpServerSpec(BaseModel):
+    """One MCP server an agent may use (the app's `mcp_server` row, secrets included: they
+    go only to hermes, which starts or calls the server)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=MCP_NAME)
+    transport: Literal["stdio", "http"]
+    command: str | None = Field(default=None, min_length=1, max_length=4000)
+    args: tuple[_Short, ...] = Field(default=(), max_length=100)
+    env: dict[str, _Short] = Field(default_factory=dict, max_length=100)
+    url: str | None = Field(default=None, pattern=r"^https?://", max_length=4000)
+    headers: dict[str, _Short] = Field(default_factory=dict, max_length=100)
+    include: tuple[_Short, ...] = Field(default=(), max_length=500)
+    exclude: tuple[_Short, ...] = Field(default=(), max_length=500)
+    connect_timeout: float = Field(default=30, gt=0, le=300)
+    timeout: float = Field(default=120, gt=0, le=3600)  # one tool call
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> McpServerSpec:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("a stdio server needs its command")
+        if self.transport == "http" and not self.url:
+            raise ValueError("an HTTP server needs its URL")
+        return self
+
+    def hermes_config(self) -> dict[str, object]:
+        """The `mcp_servers.<name>` entry hermes' MCP client reads."""
+        config: dict[str, object] = {
+            "connect_timeout": self.connect_timeout,
+            "timeout": self.timeout,
+        }
+        if self.transport == "stdio":
+            config.update(command=self.command, args=list(self.args), env=dict(self.env))
+        else:
+            config.update(url=self.url, headers=dict(self.headers))
+        if self.include or self.exclude:
+            config["tools"] = {"include": list(self.include), "exclude": list(self.exclude)}
+        return config
+
+    def fingerprint(self) -> str:
+        """Changes with any setting: the bridge then connects the server again."""
+        raw = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _unique_names(servers: list[McpServerSpec]) -> list[McpServerSpec]:
+    names = [s.name for s in servers]
+    if len(set(names)) != len(names):
+        raise ValueError("two MCP servers with one name")
+    return servers
+
+
+McpServers = Annotated[
+    list[McpServerSpec], Field(max_length=MAX_MCP_SERVERS), AfterValidator(_unique_names)
+]
+
+
+def mcp_key(servers: list[McpServerSpec] | tuple[McpServerSpec, ...]) -> tuple[str, ...]:
+    """What an agent's MCP tools are built from: a change means a new agent."""
+    return tuple(sorted(s.fingerprint() for s in servers))
+
+
 class StartRunRequest(BaseModel):
     user: UserId
     session_id: str = Field(min_length=1, max_length=200)
@@ -87,6 +158,8 @@ class StartRunRequest(BaseModel):
     # The conversation whose folder a Workspace run works in (default: the session id; the
     # app passes the conversation's UUID, which a reset keeps).
     workspace: str | None = Field(default=None, min_length=1, max_length=200)
+    # The MCP servers this run's agent may use (the app's settings, for the run's profile).
+    mcp_servers: McpServers = Field(default_factory=list)
     run_id: str | None = Field(default=None, min_length=1, max_length=200)
 
     @field_validator("message")
@@ -114,6 +187,7 @@ class PrepareRequest(BaseModel):
     user: UserId
     model: ModelSpec
     tool_profile: str = Field(default="chat", min_length=1, max_length=40)
+    mcp_servers: McpServers = Field(default_factory=list)
 
 
 class SteerRequest(BaseModel):

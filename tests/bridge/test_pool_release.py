@@ -22,7 +22,7 @@ def model(name: str = "m") -> ModelSpec:
 
 
 def pool(size: int) -> AgentPool:
-    return AgentPool(lambda user, sid, spec, profile: FakeAgent(sid, spec), size)
+    return AgentPool(lambda user, sid, spec, profile, mcp=(): FakeAgent(sid, spec), size)
 
 
 def test_an_evicted_agent_is_released_and_one_in_use_never() -> None:

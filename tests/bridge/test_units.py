@@ -90,7 +90,7 @@ def test_nothing_is_emitted_after_the_terminal_event() -> None:
 def test_pool_reuses_per_session_rebuilds_for_other_model_and_evicts_lru() -> None:
     built: list[tuple[str, str]] = []
 
-    def factory(user_id: int, session_id: str, model: ModelSpec, profile: str) -> object:
+    def factory(user_id: int, session_id: str, model: ModelSpec, profile: str, mcp=()) -> object:
         built.append((session_id, model.model))
         return object()
 
@@ -114,7 +114,7 @@ def test_pool_reuses_per_session_rebuilds_for_other_model_and_evicts_lru() -> No
 def test_pool_builds_a_new_agent_for_another_tool_profile() -> None:
     built: list[str] = []
 
-    def factory(user_id: int, session_id: str, model: ModelSpec, profile: str) -> object:
+    def factory(user_id: int, session_id: str, model: ModelSpec, profile: str, mcp=()) -> object:
         built.append(profile)
         return object()
 

@@ -1,0 +1,226 @@
+"""MCP servers through hermes' own MCP client, with real servers: the reference
+`mcp-server-time` from PyPI and a small server of the tests' own (tests/support/mcp_server.py)
+over stdio and streamable HTTP. The scripted model calls their tools; the answers hold the
+servers' real results; a crash, a hang, a wrong command and a refused credential each come
+back as a reason."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.model_server import RunningFakeModel
+from tests.support.bridge import RunningBridge
+from tests.support.mcp_server import FAIL_START_LINE
+from tests.support.sse import Stream, read_events, run_body, start_run
+
+PY = sys.executable
+TIME = {"name": "time", "transport": "stdio", "command": PY, "args": ["-m", "mcp_server_time"]}
+
+
+def ours(name: str = "tst", **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "transport": "stdio",
+        "command": PY,
+        "args": ["-m", "tests.support.mcp_server"],
+        **extra,
+    }
+
+
+def calls(*steps: tuple[str, dict[str, Any]]) -> str:
+    return "\n".join(["please use the tool", *(f"CALL {n} {json.dumps(a)}" for n, a in steps)])
+
+
+async def run(
+    bridge: RunningBridge, fake: RunningFakeModel, message: str, servers: list[dict[str, Any]]
+) -> Stream:
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=90) as client:
+        body = run_body(bridge.model(fake), message, str(uuid.uuid4()), mcp_servers=servers)
+        run_id = await start_run(client, body)
+        stream = await read_events(client, run_id)
+    assert stream.events[-1].type == "run_completed", stream.events[-1]
+    return stream
+
+
+def results(stream: Stream) -> list[str]:
+    return [e.data["result"] for e in stream.of("tool_end")]
+
+
+async def test_the_reference_time_server_answers_through_the_agent(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    script = calls(("mcp__time__get_current_time", {"timezone": "Europe/Berlin"}))
+    stream = await run(bridge, fake_model, script, [TIME])
+    [result] = results(stream)
+    assert "Europe/Berlin" in result and "datetime" in result, result
+    assert stream.first("tool_start").data["tool"] == "mcp__time__get_current_time"
+    final = stream.events[-1].data["final_text"]
+    assert "Europe/Berlin" in final  # the model was given the server's real result
+    # Another run without the server has no such tool: the model is not offered it.
+    await run(bridge, fake_model, "hello there", [])
+    offered = [t["function"]["name"] for t in fake_model.requests()[-1].get("tools") or []]
+    assert not any(name.startswith("mcp__time__") for name in offered)
+
+
+async def test_a_servers_environment_reaches_it_and_a_change_reconnects(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    whisper = calls(("mcp__tst__whisper", {}))
+    stream = await run(bridge, fake_model, whisper, [ours(env={"MCP_TEST_SECRET": "plum"})])
+    assert results(stream) == ["secret=plum"] or "secret=plum" in results(stream)[0]
+    # A changed setting reaches the next run without restarting anything.
+    stream = await run(bridge, fake_model, whisper, [ours(env={"MCP_TEST_SECRET": "quince"})])
+    assert "secret=quince" in results(stream)[0]
+
+
+async def test_a_crash_mid_call_is_a_tool_error_and_the_run_goes_on(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    script = calls(("mcp__crashy__crash", {}), ("mcp__crashy__add", {"a": 2, "b": 3}))
+    stream = await run(bridge, fake_model, script, [ours("crashy", timeout=20)])
+    first, second = results(stream)
+    assert "error" in first.lower(), first
+    # The next call reached a server again (hermes reconnects it) or says why not; either
+    # way the run completed with the agent reading each result.
+    assert stream.events[-1].data["final_text"]
+    assert second
+
+
+async def test_a_hanging_call_ends_with_a_timeout(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    started = time.monotonic()
+    stream = await run(
+        bridge, fake_model, calls(("mcp__slow__hang", {})), [ours("slow", timeout=2)]
+    )
+    [result] = results(stream)
+    assert "timed out" in result.lower() or "timeout" in result.lower(), result
+    assert time.monotonic() - started < 40
+
+
+async def test_a_server_that_cannot_start_is_said_and_the_run_goes_on(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    broken = ours("broken", args=["-m", "tests.support.mcp_server", "--fail-start"])
+    stream = await run(bridge, fake_model, "hello there", [broken])
+    notices = [e.data["message"] for e in stream.of("status") if e.data.get("category") == "notice"]
+    assert any("'broken' is not available" in n for n in notices), notices
+
+
+# Test (Settings → Tools): connect, list the tools, disconnect; or say why not.
+
+
+async def test_mcp(bridge: RunningBridge, spec: dict[str, Any]) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=90) as client:
+        response = await client.post("/mcp/test", json=spec)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+test_mcp.__test__ = False  # a helper, not a test
+
+
+async def test_test_lists_a_servers_tools(bridge: RunningBridge) -> None:
+    answer = await test_mcp(bridge, ours())
+    assert answer["ok"] is True, answer
+    names = {tool["name"] for tool in answer["tools"]}
+    assert names == {"add", "whisper", "crash", "hang"}
+    assert any(t["description"] == "Add two whole numbers." for t in answer["tools"])
+    time_answer = await test_mcp(bridge, TIME)
+    assert {"get_current_time", "convert_time"} <= {t["name"] for t in time_answer["tools"]}
+    # A test registers nothing: the bridge's status does not list it.
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=30) as client:
+        status = (await client.get("/mcp/status")).json()["servers"]
+    assert all(not row["name"].startswith("agent-chat-test-") for row in status)
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({**ours(), "command": "/no/such/mcp-server"}, "command not found"),
+        (ours(args=["-m", "tests.support.mcp_server", "--fail-start"]), FAIL_START_LINE),
+        (ours(args=["-c", "import time; time.sleep(60)"], connect_timeout=2), "timed out"),
+    ],
+    ids=["wrong-command", "exits-with-stderr", "hangs"],
+)
+async def test_test_says_why_a_stdio_server_fails(
+    bridge: RunningBridge, spec: dict[str, Any], words: str
+) -> None:
+    answer = await test_mcp(bridge, spec)
+    assert answer["ok"] is False and answer["tools"] == []
+    assert words.lower() in answer["error"].lower(), answer["error"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    port = _free_port()
+    cmd = [PY, "-m", "tests.support.mcp_server", "--http", str(port), "--token", "sesame"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+async def test_an_http_server_with_its_bearer_token(
+    bridge: RunningBridge, fake_model: RunningFakeModel, http_server: str
+) -> None:
+    spec = {"name": "web", "transport": "http", "url": http_server}
+    good = {**spec, "headers": {"Authorization": "Bearer sesame"}}
+    answer = await test_mcp(bridge, good)
+    assert answer["ok"] is True and "add" in {t["name"] for t in answer["tools"]}, answer
+    refused = await test_mcp(bridge, {**spec, "headers": {"Authorization": "Bearer wrong"}})
+    assert refused["ok"] is False and "unauthorised" in refused["error"].lower(), refused
+    stream = await run(bridge, fake_model, calls(("mcp__web__add", {"a": 40, "b": 2})), [good])
+    assert "The sum is 42." in results(stream)[0]
+
+
+async def test_nothing_listening_is_refused(bridge: RunningBridge) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/mcp"
+    answer = await test_mcp(
+        bridge, {"name": "gone", "transport": "http", "url": url, "connect_timeout": 5}
+    )
+    assert answer["ok"] is False
+    assert "refused" in answer["error"].lower() or "connect" in answer["error"].lower(), answer
+
+
+async def test_bad_specs_are_422(bridge: RunningBridge) -> None:
+    bad = [
+        {"name": "Bad Name", "transport": "stdio", "command": "x"},
+        {"name": "nocmd", "transport": "stdio"},
+        {"name": "nourl", "transport": "http"},
+        {"name": "ftp", "transport": "http", "url": "ftp://example.com"},
+    ]
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=30) as client:
+        for spec in bad:
+            assert (await client.post("/mcp/test", json=spec)).status_code == 422, spec
+    # A validator's refusal is a 422 too (its error carried an exception object: it was a 500).
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=30) as client:
+        body = {"user": 1, "session_id": "s", "model": {"base_url": "http://x", "model": "m"}}
+        parts = [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
+        response = await client.post("/runs", json={**body, "message": parts})
+    assert response.status_code == 422, response.text
