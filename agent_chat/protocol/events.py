@@ -40,7 +40,42 @@ class EventType(StrEnum):
     # App side only, never from the bridge and never stored: the app lost (`connected`
     # false) or regained its event stream from the bridge. It has no seq.
     BRIDGE_LINK = "bridge_link"
+    # A child agent (hermes' `delegate_task`) began: `subagent` (its id), `parent_call_id`
+    # (the delegate_task call that made it), `goal`, `toolsets`, `model`, `index` (its task's
+    # place in that call), `parent_subagent` (only when a child spawned it).
+    SUBAGENT_START = "subagent_start"
+    # It ended: `subagent`, `parent_call_id`, `state` (a finished RunState), `summary`,
+    # `usage`, `cost_usd?`, `duration_s`, `error` (when it failed).
+    SUBAGENT_END = "subagent_end"
+    # What a child does, as the answer's own events of the same name without the prefix,
+    # each with `subagent`: consumers that do not know children ignore them, so a child's
+    # text is never taken for the answer.
+    SUBAGENT_TEXT_DELTA = "subagent_text_delta"
+    SUBAGENT_TEXT_BREAK = "subagent_text_break"
+    SUBAGENT_REASONING_DELTA = "subagent_reasoning_delta"
+    SUBAGENT_STATUS = "subagent_status"
+    SUBAGENT_STEP = "subagent_step"
+    SUBAGENT_TOOL_START = "subagent_tool_start"
+    SUBAGENT_TOOL_PROGRESS = "subagent_tool_progress"
+    SUBAGENT_TOOL_END = "subagent_tool_end"
+    SUBAGENT_TODO_UPDATE = "subagent_todo_update"
 
+
+# A child's event type for each of the answer's events a child forwards; the others (its
+# questions, compactions, its end) are not forwarded as such.
+SUBAGENT_EVENT_OF = {
+    EventType.TEXT_DELTA: EventType.SUBAGENT_TEXT_DELTA,
+    EventType.TEXT_BREAK: EventType.SUBAGENT_TEXT_BREAK,
+    EventType.REASONING_DELTA: EventType.SUBAGENT_REASONING_DELTA,
+    EventType.STATUS: EventType.SUBAGENT_STATUS,
+    EventType.STEP: EventType.SUBAGENT_STEP,
+    EventType.TOOL_START: EventType.SUBAGENT_TOOL_START,
+    EventType.TOOL_PROGRESS: EventType.SUBAGENT_TOOL_PROGRESS,
+    EventType.TOOL_END: EventType.SUBAGENT_TOOL_END,
+    EventType.TODO_UPDATE: EventType.SUBAGENT_TODO_UPDATE,
+}
+# ... and back: the answer's event type a child's event is reduced as.
+CHILD_EVENT_BASE = {child: base for base, child in SUBAGENT_EVENT_OF.items()}
 
 PAUSE_REQUESTS = frozenset({EventType.CLARIFY_REQUEST, EventType.APPROVAL_REQUEST})
 PAUSE_RESOLUTIONS = frozenset({EventType.CLARIFY_RESOLVED, EventType.APPROVAL_RESOLVED})

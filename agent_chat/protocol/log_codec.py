@@ -8,8 +8,16 @@ from typing import Any
 
 from agent_chat.protocol.events import EventType, RunEvent
 
-# Deltas whose consecutive rows may be merged into one (their texts concatenate).
-MERGEABLE_KINDS = frozenset({EventType.TEXT_DELTA, EventType.REASONING_DELTA})
+# Deltas whose consecutive rows may be merged into one (their texts concatenate); a child
+# agent's only with the same child's (`subagent`).
+MERGEABLE_KINDS = frozenset(
+    {
+        EventType.TEXT_DELTA,
+        EventType.REASONING_DELTA,
+        EventType.SUBAGENT_TEXT_DELTA,
+        EventType.SUBAGENT_REASONING_DELTA,
+    }
+)
 _ENVELOPE = ("run_id", "seq")
 
 
@@ -52,6 +60,9 @@ def merge_rows(first: LogRow, second: LogRow) -> LogRow | None:
     meta = json.loads(first.meta_json) if first.meta_json else {}
     if second.seq != meta.get("seq_to", first.seq) + 1:
         return None
+    other = json.loads(second.meta_json) if second.meta_json else {}
+    if meta.get("subagent") != other.get("subagent"):
+        return None  # two children's texts (deltas from parallel threads) stay apart
     meta["seq_lens"] = [*meta.get("seq_lens", [len(first.content)]), len(second.content)]
     meta["seq_to"] = second.seq
     return LogRow(

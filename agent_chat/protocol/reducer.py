@@ -8,75 +8,17 @@ Events are plain dicts: `{"type": ..., "seq": ..., "ts": ..., **data}`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from agent_chat.protocol.events import FINISHED_STATES, EventType, RunState
+from agent_chat.protocol.events import CHILD_EVENT_BASE, FINISHED_STATES, EventType, RunState
+from agent_chat.protocol.views import Clarify, RunView, Subagent, ToolCall
+
+__all__ = ["Clarify", "RunView", "Subagent", "ToolCall", "apply", "replay", "strip_spinner"]
 
 # Area ② priorities: a lower one never hides a higher one within the same step.
 PRIORITY_SPINNER, PRIORITY_STEP, PRIORITY_STATUS, PRIORITY_TOOL = 0, 1, 2, 3
 WRITING = "Writing…"  # area ② while answer text streams and nothing more specific is known
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    call_id: str
-    tool: str
-    args: Any = None
-    result: str | None = None
-    duration_ms: float | None = None
-    is_error: bool = False
-    done: bool = False
-    progress: str = ""
-
-
-@dataclass(frozen=True)
-class Clarify:
-    """A pending pause: a question, or (kind "approval") a command waiting for consent."""
-
-    clarify_id: str
-    question: str  # for an approval: the command
-    choices: tuple[str, ...] = ()
-    kind: str = "clarify"
-    description: str = ""  # for an approval: why it is dangerous
-
-
-@dataclass(frozen=True)
-class RunView:
-    """Everything the thinking panel and the answer show for one run."""
-
-    answer: str = ""  # the text segment that is (so far) the final answer
-    segment: int = 0  # how many text segments moved to ① (the answer restarts each time)
-    thinking: str = ""  # ① reasoning and text segments that were followed by tool calls
-    status: str = ""  # ② live status
-    status_priority: int = -1
-    current_tool: ToolCall | None = None  # ③ current
-    tools: tuple[ToolCall, ...] = ()  # ③ history
-    todos: tuple[dict[str, Any], ...] = ()  # ④
-    clarify: Clarify | None = None  # ⑤ pending question
-    answers: tuple[tuple[str, str | None], ...] = ()  # (question, answer) of resolved questions
-    state: str = RunState.RUNNING  # a RunState
-    error: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
-    steps: int = 0
-    compactions: tuple[str, ...] = ()
-    steers: tuple[tuple[str, str], ...] = ()  # (text, "sent" | "delivered" | "not delivered")
-    started_ts: float | None = None
-    ended_ts: float | None = None
-    last_seq: int = 0
-    model: str = ""
-    reconnecting: bool = False  # the app lost its event stream from the bridge for now
-    reasoning_open: bool = False  # the last thing in ① is a reasoning stream still going
-
-    @property
-    def finished(self) -> bool:
-        return self.state in FINISHED_STATES
-
-    @property
-    def todo_counts(self) -> tuple[int, int]:
-        """(completed, total) over the non-cancelled items."""
-        live = [t for t in self.todos if t.get("status") != "cancelled"]
-        return sum(1 for t in live if t.get("status") == "completed"), len(live)
 
 
 _WORDLIKE = re.compile(r"[A-Za-z0-9]{2,}")
@@ -121,9 +63,16 @@ def apply(view: RunView, event: dict[str, Any]) -> RunView:
     if seq and seq <= view.last_seq:
         return view  # a duplicate delivery must not change anything
     view = replace(view, last_seq=seq or view.last_seq)
+    ts = event.get("ts")
+    base = CHILD_EVENT_BASE.get(kind)
+    if base is not None:
+        return _child_event(view, event, base, ts)
+    return _reduce(view, event, kind, ts)
+
+
+def _reduce(view: RunView, event: dict[str, Any], kind: str, ts: float | None) -> RunView:
     if kind in _CLOSES_REASONING and view.reasoning_open:
         view = replace(view, reasoning_open=False)
-    ts = event.get("ts")
     handler = _HANDLERS.get(kind)
     return handler(view, event, ts) if handler else view
 
@@ -270,35 +219,123 @@ def _bridge_link(view: RunView, e: dict, ts: float | None) -> RunView:
 
 
 NEVER_ENDED = "The tool never finished: the run ended first."
+SUBAGENT_NEVER_ENDED = "The subagent never finished: the run ended first."
+
+
+def _finished(view: RunView, state: str, e: dict, ts: float | None) -> RunView:
+    final = e.get("final_text")
+    answer = str(final) if final else view.answer
+    usage = e.get("usage") if isinstance(e.get("usage"), dict) else view.usage
+    current = view.current_tool if view.current_tool and view.current_tool.done else None
+    # A tool that started but never ended (a malformed call, a stop) ends with the run.
+    tools = tuple(
+        t if t.done else replace(t, done=True, is_error=True, result=t.result or NEVER_ENDED)
+        for t in view.tools
+    )
+    return replace(
+        view,
+        tools=tools,
+        state=state,
+        reconnecting=False,
+        answer=answer,
+        usage=dict(usage or {}),
+        error=str(e.get("error")) if e.get("error") else view.error,
+        ended_ts=ts,
+        clarify=None,
+        current_tool=current,
+        status="",
+        status_priority=-1,
+    )
 
 
 def _finish(state: str):
     def handler(view: RunView, e: dict, ts: float | None) -> RunView:
-        final = e.get("final_text")
-        answer = str(final) if final else view.answer
-        usage = e.get("usage") if isinstance(e.get("usage"), dict) else view.usage
-        current = view.current_tool if view.current_tool and view.current_tool.done else None
-        # A tool that started but never ended (a malformed call, a stop) ends with the run.
-        tools = tuple(
-            t if t.done else replace(t, done=True, is_error=True, result=t.result or NEVER_ENDED)
-            for t in view.tools
+        view = _finished(view, state, e, ts)
+        if not view.subagents:
+            return view
+        # A child still working ends with the run; the answer's usage counts every child's.
+        subagents = tuple(
+            s if s.finished else _end_subagent(s, _cut_short(state), ts) for s in view.subagents
         )
-        return replace(
-            view,
-            tools=tools,
-            state=state,
-            reconnecting=False,
-            answer=answer,
-            usage=dict(usage or {}),
-            error=str(e.get("error")) if e.get("error") else view.error,
-            ended_ts=ts,
-            clarify=None,
-            current_tool=current,
-            status="",
-            status_priority=-1,
-        )
+        usage = view.usage
+        for child in subagents:
+            usage = _add_usage(usage, child.usage)
+        return replace(view, subagents=subagents, usage=usage)
 
     return handler
+
+
+def _cut_short(state: str) -> dict[str, Any]:
+    if state == RunState.STOPPED:
+        return {"state": RunState.STOPPED}
+    return {"state": RunState.FAILED, "error": SUBAGENT_NEVER_ENDED}
+
+
+def _add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {key: int(a.get(key) or 0) + int(b.get(key) or 0) for key in sorted(a.keys() | b.keys())}
+
+
+# ---- child agents (delegate_task) -----------------------------------------------------------
+
+
+def _replace_subagent(view: RunView, child: Subagent) -> RunView:
+    subagents = tuple(child if s.subagent_id == child.subagent_id else s for s in view.subagents)
+    return replace(view, subagents=subagents)
+
+
+def _subagent_start(view: RunView, e: dict, ts: float | None) -> RunView:
+    subagent_id = str(e.get("subagent") or "")
+    if not subagent_id or view.subagent(subagent_id) is not None:
+        return view
+    toolsets = e.get("toolsets") if isinstance(e.get("toolsets"), list) else []
+    model = str(e.get("model") or "")
+    child = Subagent(
+        subagent_id=subagent_id,
+        parent_call_id=str(e.get("parent_call_id") or ""),
+        parent_subagent=str(e.get("parent_subagent") or ""),
+        goal=str(e.get("goal") or ""),
+        toolsets=tuple(str(t) for t in toolsets),
+        model=model,
+        index=int(e.get("index") or 0),
+        work=RunView(started_ts=ts, model=model),
+    )
+    return replace(view, subagents=(*view.subagents, child))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _end_subagent(child: Subagent, e: dict, ts: float | None) -> Subagent:
+    state = e.get("state")
+    state = state if state in FINISHED_STATES else RunState.FAILED
+    usage = e.get("usage") if isinstance(e.get("usage"), dict) else {}
+    usage = {k: int(v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+    work = _finished(child.work, state, {"usage": usage, "error": e.get("error")}, ts)
+    return replace(
+        child,
+        work=work,
+        summary=str(e.get("summary") or child.summary),
+        cost_usd=_number(e.get("cost_usd")),
+        duration_s=_number(e.get("duration_s")),
+    )
+
+
+def _subagent_end(view: RunView, e: dict, ts: float | None) -> RunView:
+    child = view.subagent(str(e.get("subagent") or ""))
+    if child is None or child.finished:
+        return view
+    return _replace_subagent(view, _end_subagent(child, e, ts))
+
+
+def _child_event(view: RunView, e: dict, base: str, ts: float | None) -> RunView:
+    """A child's event reduced into its own view as the answer's event `base` would be;
+    one for a child that never started or already ended changes nothing."""
+    child = view.subagent(str(e.get("subagent") or ""))
+    if child is None or child.finished:
+        return view
+    work = _reduce(child.work, {**e, "type": base}, base, ts)
+    return _replace_subagent(view, replace(child, work=work))
 
 
 _CLOSES_REASONING = frozenset(
@@ -330,6 +367,8 @@ _HANDLERS = {
     EventType.STEER: _steer,
     EventType.STEER_RESULT: _steer_result,
     EventType.BRIDGE_LINK: _bridge_link,
+    EventType.SUBAGENT_START: _subagent_start,
+    EventType.SUBAGENT_END: _subagent_end,
     EventType.RUN_COMPLETED: _finish(RunState.SUCCEEDED),
     EventType.RUN_FAILED: _finish(RunState.FAILED),
     EventType.RUN_STOPPED: _finish(RunState.STOPPED),

@@ -8,6 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent_chat.db.logs import LogRow
+from agent_chat.protocol.events import SUBAGENT_EVENT_OF
 from agent_chat.protocol.log_codec import (
     event_to_row,
     merge_rows,
@@ -346,21 +347,55 @@ event_data = st.one_of(
         st.fixed_dictionaries({"summary": texts, "compression_count": st.integers(1, 3)}),
     ),
 )
+# Child agents (delegate_task): two children whose starts, ends and forwarded events come in
+# any order and interleave, as parallel child threads send them.
+child_ids = st.sampled_from(["sa-0", "sa-1"])
+usages = st.fixed_dictionaries(
+    {
+        "input_tokens": st.integers(0, 99),
+        "output_tokens": st.integers(0, 99),
+        "total_tokens": st.integers(0, 99),
+    }
+)
+subagent_start_data = st.tuples(
+    st.just("subagent_start"),
+    st.fixed_dictionaries(
+        {
+            "subagent": child_ids,
+            "parent_call_id": ids,
+            "goal": texts,
+            "toolsets": st.lists(st.sampled_from(["todo", "file", "terminal"]), max_size=3),
+            "model": texts,
+            "index": st.integers(0, 2),
+        },
+        optional={"parent_subagent": child_ids},
+    ),
+)
+subagent_end_data = st.tuples(
+    st.just("subagent_end"),
+    st.fixed_dictionaries(
+        {
+            "subagent": child_ids,
+            "parent_call_id": ids,
+            "state": st.sampled_from(["succeeded", "failed", "stopped"]),
+            "summary": texts,
+            "usage": usages,
+            "duration_s": st.floats(0, 1e4, allow_nan=False),
+        },
+        optional={"cost_usd": st.floats(0, 10, allow_nan=False), "error": texts},
+    ),
+)
+FORWARDED = {str(base) for base in SUBAGENT_EVENT_OF}
+child_event_data = st.tuples(event_data.filter(lambda pair: pair[0] in FORWARDED), child_ids).map(
+    lambda drawn: (f"subagent_{drawn[0][0]}", {**drawn[0][1], "subagent": drawn[1]})
+)
+event_data = st.one_of(
+    event_data, subagent_start_data, subagent_start_data, child_event_data, subagent_end_data
+)
+
 terminal_data = st.one_of(
     st.tuples(
-        st.just("run_completed"),
-        st.fixed_dictionaries(
-            {
-                "final_text": texts,
-                "usage": st.fixed_dictionaries(
-                    {
-                        "input_tokens": st.integers(0, 99),
-                        "output_tokens": st.integers(0, 99),
-                        "total_tokens": st.integers(0, 99),
-                    }
-                ),
-            }
-        ),
+        st.just("run_completed"), st.fixed_dictionaries({"final_text": texts, "usage": usages})
     ),
     st.tuples(st.just("run_failed"), st.fixed_dictionaries({"error": texts})),
     st.tuples(st.just("run_stopped"), st.fixed_dictionaries({}, optional={"final_text": texts})),
@@ -412,7 +447,7 @@ def test_replay_from_stored_rows_equals_the_live_view(run: Any) -> None:
 
 
 small_texts = st.lists(st.sampled_from(["", " ", "\n", "a", " b", "😀 "]), max_size=3).map("".join)
-delta_data = st.one_of(
+answer_delta_data = st.one_of(
     st.tuples(st.just("text_delta"), st.fixed_dictionaries({"text": small_texts})),
     st.tuples(st.just("reasoning_delta"), st.fixed_dictionaries({"text": small_texts})),
     st.tuples(st.just("text_break"), st.just({})),
@@ -420,12 +455,25 @@ delta_data = st.one_of(
         st.just("step"), st.fixed_dictionaries({"iteration": st.just(1), "tools": st.just([])})
     ),
 )
+# The same deltas from either of two children, interleaved with the answer's.
+delta_data = st.one_of(
+    answer_delta_data,
+    st.tuples(answer_delta_data, child_ids).map(
+        lambda drawn: (f"subagent_{drawn[0][0]}", {**drawn[0][1], "subagent": drawn[1]})
+    ),
+)
+CHILDREN_STARTED = [
+    ("subagent_start", {"subagent": "sa-0", "parent_call_id": "c1"}),
+    ("subagent_start", {"subagent": "sa-1", "parent_call_id": "c1"}),
+]
 
 
 @st.composite
 def delta_runs(draw: st.DrawFn) -> tuple[list[tuple[int, str, dict[str, Any]]], list[int]]:
     """Runs made mostly of deltas with whitespace-heavy texts: where merging is subtle."""
     body = draw(st.lists(delta_data, max_size=12))
+    if draw(st.booleans()):
+        body = [*CHILDREN_STARTED, *body]
     events = [
         (seq, kind, {"run_id": "run-x", "seq": seq, "ts": 1.0, **data})
         for seq, (kind, data) in enumerate(body, start=1)
