@@ -95,6 +95,7 @@ class McpServerSpec(BaseModel):
     exclude: tuple[_Short, ...] = Field(default=(), max_length=500)
     connect_timeout: float = Field(default=30, gt=0, le=300)
     timeout: float = Field(default=120, gt=0, le=3600)  # one tool call
+    ask: bool = False  # each call waits for a person's consent
 
     @model_validator(mode="after")
     def _transport_fields(self) -> McpServerSpec:

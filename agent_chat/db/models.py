@@ -1,7 +1,6 @@
-"""SQLModel tables (docs/architecture.md §5; attachments: db/attachment_models.py). Plain SQLModel,
-not rx.Model (deprecated). Enumerated columns are plain strings of StrEnum values: no database enum
-types, a new value needs no migration. Datetimes are naive UTC, `sa_type=DateTime`: sqlmodel would
-make a timezone-aware column, which PostgreSQL reads in the server's time zone."""
+"""SQLModel tables (docs/architecture.md §5; more in db/*_models.py). Plain SQLModel, not rx.Model.
+Enumerated columns are plain strings of StrEnum values: a new value needs no migration. Datetimes
+are naive UTC, `sa_type=DateTime` (sqlmodel's aware column reads in PostgreSQL's own zone)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from sqlalchemy import DateTime, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 import agent_chat.db.attachment_models  # noqa: F401  (registers the attachments' tables)
+import agent_chat.db.mcp_models  # noqa: F401  (the MCP servers' table)
 from agent_chat.db.names import keep_name_key
 from agent_chat.db.schedule_models import made_by_fk  # also registers the schedules' tables
 

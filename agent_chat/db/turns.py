@@ -13,7 +13,15 @@ from enum import StrEnum
 from sqlalchemy import update
 from sqlmodel import Session, col
 
-from agent_chat.db import attachments, messages, model_configs, pauses, running, sessions
+from agent_chat.db import (
+    attachments,
+    mcp_servers,
+    messages,
+    model_configs,
+    pauses,
+    running,
+    sessions,
+)
 from agent_chat.db.errors import StoreError
 from agent_chat.db.models import (
     ChatMessage,
@@ -78,6 +86,7 @@ class PreparedTurn:
     question_id: int  # the user message the run answers
     assistant_id: int
     tool_profile: str = "chat"
+    mcp_servers: tuple[dict[str, object], ...] = ()  # for the bridge: secrets included
 
 
 @dataclass(frozen=True)
@@ -184,6 +193,7 @@ def prepare_turn(
         question_id=user.id,
         assistant_id=assistant.id,
         tool_profile=tool_profile,
+        mcp_servers=mcp_servers.for_profile(session=session, profile=tool_profile),
     )
 
 
@@ -309,6 +319,7 @@ class AgentTarget:
     hermes_session: str
     model: ModelConfig
     tool_profile: str
+    mcp_servers: tuple[dict[str, object], ...] = ()
 
 
 def agent_target(
@@ -331,14 +342,12 @@ def agent_target(
         enabled_profiles=enabled_profiles,
     )
     if draft_hermes_session is not None:
-        return AgentTarget(
-            draft_hermes_session,
-            resolve_model(session, model_id, None),
-            _tool_profile(plan, enabled_profiles[0]),
-        )
-    chat = existing_chat(session, session_uuid, user_id)
-    return AgentTarget(
-        chat.hermes_session,
-        resolve_model(session, model_id, chat.model_id),
-        _tool_profile(plan, chat.tool_profile),
-    )
+        hermes_session, model = draft_hermes_session, resolve_model(session, model_id, None)
+        profile = _tool_profile(plan, enabled_profiles[0])
+    else:
+        chat = existing_chat(session, session_uuid, user_id)
+        hermes_session = chat.hermes_session
+        model = resolve_model(session, model_id, chat.model_id)
+        profile = _tool_profile(plan, chat.tool_profile)
+    servers = mcp_servers.for_profile(session=session, profile=profile)
+    return AgentTarget(hermes_session, model, profile, servers)

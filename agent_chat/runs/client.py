@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -110,6 +110,7 @@ class BridgeClient:
         run_id: str | None = None,
         tool_profile: str = "chat",
         workspace: str | None = None,
+        mcp_servers: Sequence[dict[str, Any]] = (),
     ) -> str:
         body: dict[str, Any] = {
             "user": user_id,  # whose hermes home (memory) the run works in
@@ -121,6 +122,8 @@ class BridgeClient:
         }
         if workspace:
             body["workspace"] = workspace
+        if mcp_servers:
+            body["mcp_servers"] = list(mcp_servers)  # with their secrets: for hermes only
         if system_prompt:
             body["system_prompt"] = system_prompt
         if max_iterations:
@@ -143,10 +146,27 @@ class BridgeClient:
         )
 
     async def prepare(
-        self, session_id: str, model: dict[str, Any], tool_profile: str, *, user_id: int
+        self,
+        session_id: str,
+        model: dict[str, Any],
+        tool_profile: str,
+        *,
+        user_id: int,
+        mcp_servers: Sequence[dict[str, Any]] = (),
     ) -> None:
-        body = {"user": user_id, "model": model, "tool_profile": tool_profile}
+        body: dict[str, Any] = {"user": user_id, "model": model, "tool_profile": tool_profile}
+        if mcp_servers:
+            body["mcp_servers"] = list(mcp_servers)
         await self._request("POST", f"/sessions/{session_id}/prepare", json=body)
+
+    async def test_mcp(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Connect to an MCP server once and list its tools (`{ok, tools, error, seconds}`);
+        a connect may take its whole timeout."""
+        timeout = float(spec.get("connect_timeout") or 30) + 30
+        return (await self._request("POST", "/mcp/test", json=spec, timeout=timeout)).json()
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        return (await self._request("GET", "/mcp/status")).json()["servers"]
 
     async def steer(self, run_id: str, text: str) -> None:
         await self._request("POST", f"/runs/{run_id}/steer", json={"text": text})

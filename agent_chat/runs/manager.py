@@ -307,6 +307,7 @@ class RunManager:
                 system_prompt=prepared.system_prompt,
                 run_id=run_id,
                 tool_profile=prepared.tool_profile,
+                mcp_servers=prepared.mcp_servers,
                 max_iterations=max_iterations,
                 workspace=plan.session_uuid,  # the conversation's folder survives a reset
             )

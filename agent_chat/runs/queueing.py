@@ -92,6 +92,7 @@ class AgentPreparer:
                 bridge_model(target.model),
                 target.tool_profile,
                 user_id=user_id,
+                mcp_servers=target.mcp_servers,
             )
             self._bridges.note_prepared(url, target.hermes_session)
         except (turns.Refused, BridgeError, NoHealthyBridge, SQLAlchemyError) as exc:
