@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from agent_chat.db import logs, pauses, turns
 from agent_chat.db.errors import StoreError
 from agent_chat.db.models import MessageStatus
+from agent_chat.db.turns import PreparedTurn, TurnPlan
 from agent_chat.protocol.events import (
     PAUSE_REQUESTS,
     PAUSE_RESOLUTIONS,
@@ -94,6 +95,14 @@ class Consumer:
         self._give_back = give_back  # releases its lease: another worker may take it then
         self._on_finished = on_finished  # e.g. sends the conversation's next queued message
         self.db_retry_s = 300.0  # how long a write waits out an unwritable database
+        # Steps in a run's life, set by services/checkpoints.py:attach (the workspace put back
+        # before a regenerate or an edit, recorded at every end). `before_send`: once the turn
+        # is stored (the answer RUNNING: no other run of the conversation starts) and before
+        # the bridge gets the run; if it raises, the answer fails with its words. Then
+        # `before_finalise`: the run ended (any outcome), its outcome not stored yet (still
+        # RUNNING); its failure is logged and the outcome stored all the same.
+        self.before_send: Callable[[TurnPlan, PreparedTurn], Awaitable[None]] | None = None
+        self.before_finalise: Callable[[ConsumedRun], Awaitable[None]] | None = None
 
     async def consume(self, live: ConsumedRun) -> None:
         client = self.bridges.client(live.bridge_url)
@@ -123,6 +132,19 @@ class Consumer:
                 status=MessageStatus.FAILED,
                 error=f"Internal error while following the run: {exc}",
             )
+
+    async def prepare(self, live: ConsumedRun, plan: TurnPlan, prepared: PreparedTurn) -> bool:
+        """`before_send` for a run just stored; False when it raised (the run is then
+        finished as failed, with the exception's words, and never sent)."""
+        if self.before_send is None:
+            return True
+        try:
+            await self.before_send(plan, prepared)
+        except Exception as exc:
+            log.exception("preparing run %s failed", live.run_id)
+            await self.finish(live, status=MessageStatus.FAILED, error=str(exc))
+            return False
+        return True
 
     def _publish_link(self, live: ConsumedRun, connected: bool) -> None:
         event = RunEvent(seq=0, type=EventType.BRIDGE_LINK, data={"connected": connected})
@@ -190,6 +212,11 @@ class Consumer:
             usage=view.usage or {},
             summary=view.compactions[-1] if view.compactions else None,
         )
+        if self.before_finalise is not None:
+            try:
+                await self.before_finalise(live)
+            except Exception:
+                log.exception("before finalising run %s", live.run_id)
         # Under the start lock, and out of the registry before the outcome is stored:
         # whoever sees the stored outcome also sees the run gone, and a send waits for the
         # lock, so its context already holds this answer.

@@ -296,6 +296,8 @@ class RunManager:
             )
             self._follow(live, lease=lease)
         started = StartedRun(run_id, prepared.question_id, prepared.assistant_id)
+        if not await self.consumer.prepare(live, plan, prepared):  # e.g. the workspace put back
+            return started
 
         def send(client: BridgeClient) -> Awaitable[str]:
             return client.start_run(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
+from agent_chat.common.checkpoint_store import remove_store
 from agent_chat.common.workspaces import remove_workspace, workspaces_root
 from agent_chat.db import api_reads, sessions
 from agent_chat.db.conversation import Conversation, load_conversation
@@ -101,8 +102,10 @@ async def delete_conversation(svc: Backend, *, user_id: int, session_uuid: str) 
 
 async def remove_folder(session_uuid: str) -> None:
     """A deleted conversation's workspace folder goes too (files the agent or its attachments
-    put there)."""
-    await asyncio.to_thread(remove_workspace, workspaces_root(), session_uuid)
+    put there), and its checkpoints (common/checkpoint_store.py)."""
+    root = workspaces_root()
+    await asyncio.to_thread(remove_workspace, root, session_uuid)
+    await asyncio.to_thread(remove_store, root, session_uuid)
 
 
 # "Not given" for the fields where None is a value (no folder, the default model, no skill).

@@ -25,6 +25,7 @@ from agent_chat.runs.client import BridgeClient
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.redis_bus import redis_run_bus
 from agent_chat.runs.storage import Storage
+from agent_chat.services import checkpoints
 from agent_chat.services.attachment_sweep import AttachmentSweep
 from agent_chat.services.schedule_fire import ScheduleFiring
 
@@ -119,6 +120,7 @@ async def start_services(
     runs = RunManager(settings=settings, storage=storage, bridges=bridges, bus=bus, leases=leases)
     watch = BridgeWatch(bridges, runs.bus, hint=EMBEDDED_HINT if embedded else UNREACHABLE_HINT)
     runs.recheck_bridges = watch.check
+    checkpoints.attach(runs)  # the workspace recorded at each run's end, put back on a new version
     _services = Services(settings, engine, storage, bridge, runs, watch, embedded=embedded)
     if tab_connected is not None:
         _services.tab_connected = tab_connected
