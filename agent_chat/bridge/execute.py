@@ -16,6 +16,7 @@ from agent_chat.bridge.hermes_callbacks import CallbackMapper
 from agent_chat.bridge.homes import entered
 from agent_chat.bridge.pool import AgentPool
 from agent_chat.bridge.runs import Run
+from agent_chat.bridge.subagents import Subagents, foreground_delegation
 from agent_chat.bridge.workspace import close_workspace, open_workspace
 from agent_chat.common.tool_profiles import uses_workspace
 from agent_chat.protocol.events import EventType, RunState
@@ -53,6 +54,7 @@ def execute(run: Run, pool: AgentPool) -> None:
             ask=run.ask,
             on_step=run.check_stop,
             summary=lambda: _compaction_summary(agent),
+            subagents=Subagents(run.buffer.emit, agent, task_id=run.session_id),
         )
         for name, callback in mapper.callbacks().items():
             setattr(agent, name, callback)
@@ -77,6 +79,7 @@ def execute(run: Run, pool: AgentPool) -> None:
             approvals_for(run.session_id, run.approve),
             _workspace(run, profile),
         ):
+            foreground_delegation()
             message = request.agent_message()
             result = agent.run_conversation(
                 message, conversation_history=history, task_id=run.session_id

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections import defaultdict, deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from agent_chat.bridge.truncation import cut_args, cut_text
 from agent_chat.protocol.events import EventType
@@ -23,6 +23,25 @@ Emit = Callable[..., Any]
 # hermes' progress events that are not forwarded: `reasoning.available` repeats the answer,
 # `_thinking` is a subagent relay.
 IGNORED_PROGRESS = frozenset({"reasoning.available", "_thinking"})
+DELEGATE_TOOL = "delegate_task"
+
+
+class ChildAgents(Protocol):
+    """The children an agent starts through delegate_task (bridge/subagents.py)."""
+
+    def call_started(self, call_id: str) -> None: ...
+
+    def call_ended(self, call_id: str) -> None: ...
+
+    def relayed(self, event: str, fields: dict[str, Any]) -> None: ...
+
+
+def is_subagent_relay(event: str) -> bool:
+    """hermes' relay of a child's life to its parent's progress callback (`subagent.start`,
+    `.complete`, `.text`, `.thinking`, `.tool`, `.progress`; `subagent_progress`)."""
+    return event.startswith("subagent.") or event == "subagent_progress"
+
+
 CALLBACK_NAMES = (
     "stream_delta",
     "reasoning",
@@ -68,7 +87,8 @@ class CallbackMapper:
 
     ``ask`` blocks until the question is answered; ``on_step`` lets the run re-check a stop
     that arrived before hermes started listening for it; ``summary`` reads the latest
-    compaction summary from the agent.
+    compaction summary from the agent; ``subagents`` follows the children its delegate_task
+    calls start (None: their relays are dropped).
     """
 
     def __init__(
@@ -77,11 +97,13 @@ class CallbackMapper:
         ask: Callable[[str, list[str] | None], str],
         on_step: Callable[[], None],
         summary: Callable[[], str],
+        subagents: ChildAgents | None = None,
     ) -> None:
         self._emit = emit
         self._ask = ask
         self._on_step = on_step
         self._summary = summary
+        self._subagents = subagents
         self._lock = threading.Lock()
         # call_ids of started tools, and tool.completed facts, per tool name in order:
         # tool.completed carries no call_id, so it is matched by name and order.
@@ -144,6 +166,10 @@ class CallbackMapper:
     ) -> None:
         if event in IGNORED_PROGRESS:
             return
+        if is_subagent_relay(str(event)):
+            if self._subagents is not None:
+                self._subagents.relayed(str(event), kw)
+            return
         fields: dict[str, Any] = {"tool": name, "event": event, "preview": preview or ""}
         if event == "tool.completed":
             duration = kw.get("duration")
@@ -167,6 +193,8 @@ class CallbackMapper:
         with self._lock:
             self._open_calls[name].append(call_id)
         self._emit(EventType.TOOL_START, call_id=call_id, tool=name, args=cut_args(args or {}))
+        if name == DELEGATE_TOOL and self._subagents is not None:
+            self._subagents.call_started(call_id)
 
     @_guarded("tool_complete")
     def on_tool_complete(self, call_id: str, name: str, args: Any, result: Any) -> None:
@@ -187,6 +215,8 @@ class CallbackMapper:
         )
         if name == "todo":
             self._emit_todos(text)
+        if name == DELEGATE_TOOL and self._subagents is not None:
+            self._subagents.call_ended(call_id)
 
     def _emit_todos(self, result: str) -> None:
         parsed = json.loads(result)

@@ -44,6 +44,20 @@ def open_workspace(root: Path, session_id: str, workspace: str) -> Path:
     return folder
 
 
+def open_child_workspace(parent_task: str, child_task: str) -> bool:
+    """A child agent (delegate_task) works under a task id of its own: anchor it in its
+    parent's folder and fence its writes alike. False when the parent has no folder."""
+    folder = folder_of(parent_task)
+    if folder is None:
+        return False
+    from tools.terminal_tool import register_task_env_overrides
+
+    register_task_env_overrides(child_task, {"cwd": str(folder)})
+    with _lock:
+        _folders[child_task] = folder
+    return True
+
+
 def close_workspace(session_id: str) -> None:
     from tools.terminal_tool import clear_task_env_overrides
 

@@ -38,6 +38,10 @@ answered as usual (``http://host:port/fault/noimages/v1``).
 - ``CALL <tool> <json arguments>`` lines: those tool calls, one per request in order (the
   n-th after n tool results since the user's message), then ``Tool <name> done. Result:
   <the last tool result, cut to 400 characters>``: real tool calls for any hermes tool.
+  A child agent of hermes' ``delegate_task`` starts its own conversation whose user message
+  is its task's goal, so each child is scripted by its goal: ``CALL delegate_task`` with
+  goals that hold ``CALL`` lines (and ``delay=``) of their own gives each child its own
+  replies, and tells two children's requests apart (``child_requests``).
 
 Run it with ``python -m tests.fakes.model_server --port N``, or in-process with
 ``running_fake_model()``.
@@ -166,6 +170,16 @@ class FakeModel:
     def requests(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._requests)
+
+    def child_requests(self, goal_start: str) -> list[dict[str, Any]]:
+        """The recorded requests of the delegate_task child whose goal starts so (its
+        conversation's first user message)."""
+        found = []
+        for body in self.requests():
+            users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+            if users and _text_of(users[0].get("content")).startswith(goal_start):
+                found.append(body)
+        return found
 
     def reset(self) -> None:
         with self._lock:
@@ -563,6 +577,9 @@ class RunningFakeModel:
     def requests(self) -> list[dict[str, Any]]:
         """JSON bodies of the chat-completion requests received so far."""
         return self.fake.requests()
+
+    def child_requests(self, goal_start: str) -> list[dict[str, Any]]:
+        return self.fake.child_requests(goal_start)
 
     def reset(self) -> None:
         self.fake.reset()

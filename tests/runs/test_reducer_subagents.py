@@ -107,7 +107,7 @@ def test_child_events_build_the_childs_own_view_and_leave_the_answers_alone() ->
             tool="terminal",
             event="x",
             preview="running ls",
-        ),  # fmt: skip
+        ),
         ev(11, "subagent_todo_update", subagent="sa-0", todos=todos, summary={}),
         ev(12, "subagent_status", subagent="sa-1", category="lifecycle", message="Retrying"),
         ev(13, "reasoning_delta", text=" Still the answer."),
@@ -153,7 +153,7 @@ def test_subagent_end_records_summary_usage_and_closes_its_tools() -> None:
             result="3",
             duration_ms=4.0,
             is_error=False,
-        ),  # fmt: skip
+        ),
         ev(6, "subagent_tool_start", subagent="sa-0", call_id="c2", tool="read_file", args={}),
         ev(7, "subagent_text_delta", subagent="sa-0", text="There are 3 files."),
         ev(
@@ -166,7 +166,7 @@ def test_subagent_end_records_summary_usage_and_closes_its_tools() -> None:
             usage=USAGE_A,
             cost_usd=0.25,
             duration_s=1.5,
-        ),  # fmt: skip
+        ),
     )
     child = view.subagent("sa-0")
     assert child.state == "succeeded" and child.finished
@@ -191,7 +191,7 @@ def test_a_failed_child_carries_its_reason_and_later_events_change_nothing() -> 
             state="failed",
             error="Subagent did not produce a response.",
             usage={},
-        ),  # fmt: skip
+        ),
         ev(5, "subagent_text_delta", subagent="sa-1", text="late"),
         ev(6, "subagent_end", subagent="sa-1", parent_call_id="d1", state="succeeded"),
         ev(7, "subagent_text_delta", subagent="sa-9", text="never started"),
@@ -219,7 +219,7 @@ def test_the_answers_usage_counts_every_child() -> None:
             parent_call_id="d1",
             state="succeeded",
             usage=USAGE_A,
-        ),  # fmt: skip
+        ),
         ev(
             5,
             "subagent_end",
@@ -227,14 +227,14 @@ def test_the_answers_usage_counts_every_child() -> None:
             parent_call_id="d1",
             state="succeeded",
             usage=USAGE_B,
-        ),  # fmt: skip
+        ),
         ev(6, "tool_end", call_id="d1", tool="delegate_task", result="{}", duration_ms=9),
         ev(
             7,
             "run_completed",
             final_text="Done.",
             usage={"input_tokens": 5, "output_tokens": 1, "total_tokens": 6},
-        ),  # fmt: skip
+        ),
     )
     assert view.usage == {"input_tokens": 305, "output_tokens": 31, "total_tokens": 336}
     assert view.subagent("sa-0").usage == USAGE_A  # each child keeps its own
@@ -265,9 +265,7 @@ def test_children_still_working_end_with_the_run() -> None:
 def test_nested_children_hang_under_their_parents_call() -> None:
     view = fold(
         *delegation(),
-        ev(
-            4, "subagent_tool_start", subagent="sa-0", call_id="d2", tool="delegate_task", args={}
-        ),  # fmt: skip
+        ev(4, "subagent_tool_start", subagent="sa-0", call_id="d2", tool="delegate_task", args={}),
         ev(
             5,
             "subagent_start",
@@ -276,7 +274,7 @@ def test_nested_children_hang_under_their_parents_call() -> None:
             parent_subagent="sa-0",
             goal="Deeper",
             index=0,
-        ),  # fmt: skip
+        ),
         ev(6, "subagent_tool_start", subagent="sa-0-0", call_id="c9", tool="todo", args={}),
     )
     (grandchild,) = view.children_of("d2", parent_subagent="sa-0")
