@@ -46,6 +46,12 @@ API_SCHEDULE_PAUSE = "/api/schedules/{schedule_id}/pause"
 API_SCHEDULE_RESUME = "/api/schedules/{schedule_id}/resume"
 API_SCHEDULE_RUN = "/api/schedules/{schedule_id}/run"
 API_SCHEDULE_RUNS = "/api/schedules/{schedule_id}/runs"
+API_MCP_SERVERS = "/api/mcp/servers"
+API_MCP_SERVER = "/api/mcp/servers/{server_id}"
+API_MCP_SERVER_TEST = "/api/mcp/servers/{server_id}/test"
+API_MCP_TEST = "/api/mcp/test"
+API_MCP_STATUS = "/api/mcp/status"
+API_SESSION_MCP = "/api/chat/sessions/{session_id}/mcp-servers"
 WORKSPACE_FILE_API = "/api/chat/sessions/{session_uuid}/workspace/{path:path}"
 
 

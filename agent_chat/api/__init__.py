@@ -22,6 +22,7 @@ from agent_chat.api import (
     export,
     folders,
     imports,
+    mcp,
     runs,
     schedules,
     search,
@@ -74,6 +75,7 @@ def create_api(get_backend: Callable[[], Backend]) -> FastAPI:
         catalog,
         shared,
         schedules,
+        mcp,
     ):
         api.include_router(module.router)
     api.include_router(workspace_router(get_backend))

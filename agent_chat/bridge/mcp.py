@@ -30,8 +30,13 @@ logger = logging.getLogger(__name__)
 # stderr into one log file, `logs/mcp-stderr.log` of its home).
 STDERR_TAIL_CHARS = 1500
 
+# A server that failed to connect is not tried again with the same settings for this long:
+# hermes tries a failing start three times with backoff (~7 s), which every run would wait.
+RETRY_AFTER_S = 60.0
+
 _lock = threading.Lock()
 _fingerprints: dict[str, str] = {}  # connected server name → the spec it was connected with
+_failed: dict[str, tuple[str, float, str]] = {}  # name → (fingerprint, when, why)
 
 
 def toolset(name: str) -> str:
@@ -45,7 +50,9 @@ def connect(specs: Iterable[McpServerSpec]) -> dict[str, str]:
     import tools.mcp_tool as mcp
 
     specs = list(specs)
-    missing = {s.name: why for s in specs if (why := cannot_start(s))}
+    with _lock:
+        missing = {s.name: why for s in specs if (why := _recent_failure(s))}
+    missing |= {s.name: why for s in specs if s.name not in missing and (why := cannot_start(s))}
     specs = [s for s in specs if s.name not in missing]
     with _lock:
         for spec in specs:
@@ -63,10 +70,24 @@ def connect(specs: Iterable[McpServerSpec]) -> dict[str, str]:
         for spec in specs:
             if _connected(mcp, spec.name):
                 _fingerprints[spec.name] = spec.fingerprint()
+                _failed.pop(spec.name, None)
             else:
                 _fingerprints.pop(spec.name, None)
                 problems[spec.name] = _connect_error(mcp, spec.name)
+        for spec in specs:
+            if spec.name in problems:
+                _failed[spec.name] = (spec.fingerprint(), time.monotonic(), problems[spec.name])
         return {**missing, **problems}
+
+
+def _recent_failure(spec: McpServerSpec) -> str | None:
+    failed = _failed.get(spec.name)
+    if failed is None or failed[0] != spec.fingerprint():
+        return None
+    ago = time.monotonic() - failed[1]
+    if ago >= RETRY_AFTER_S:
+        return None
+    return f"{failed[2]} (tried {ago:.0f} s ago; tried again after {RETRY_AFTER_S:.0f} s)"
 
 
 def connected_toolsets(specs: Iterable[McpServerSpec]) -> tuple[list[str], dict[str, str]]:

@@ -5,6 +5,7 @@
     agent-chat sessions [--limit N] [--archived]
     agent-chat export ID [--format md|json] [--files] [-o FILE]
     agent-chat schedule add|list|pause|resume|run|delete|history … (cli/schedule.py)
+    agent-chat mcp add|list|status|test|enable|disable|delete|session … (cli/mcp.py)
 
 `--url` (or AGENT_CHAT_URL, default http://127.0.0.1:3000) and `--token` (or
 AGENT_CHAT_TOKEN: a personal API token, needed when the app has a password).
@@ -21,7 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from agent_chat.cli import schedule
+from agent_chat.cli import mcp, schedule
 from agent_chat.cli.ask import NeedsAnswer, interactive_answers, run_ask
 from agent_chat.cli.attach import MAX_ATTACHMENTS, AttachAction, readable_file
 from agent_chat.cli.client import ApiError, Client
@@ -73,6 +74,7 @@ def parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", type=Path, help="write to this file (default stdout)")
     schedule.add_parser(commands)
+    mcp.add_parser(commands)
     return main
 
 
@@ -152,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                 return cmd_sessions(client, args, console)
             if args.command == "schedule":
                 return schedule.run(client, args, console, err)
+            if args.command == "mcp":
+                return mcp.run(client, args, console, err)
             return cmd_export(client, args)
     except ApiError as exc:
         where = f" (HTTP {exc.status})" if exc.status else ""

@@ -183,7 +183,7 @@ def _add(client: Client, args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _table(console: Console, headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def print_table(console: Console, headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     """A table in a terminal; tab-separated lines piped."""
     if not console.is_terminal:
         sys.stdout.write("".join("\t".join(cells) + "\n" for cells in rows))
@@ -197,7 +197,7 @@ def _table(console: Console, headers: tuple[str, ...], rows: list[tuple[str, ...
 
 def _list(client: Client, console: Console) -> int:
     rows = client.call("GET", "/api/schedules").json()["schedules"]
-    _table(
+    print_table(
         console,
         ("id", "title", "when", "next run", "paused"),
         [
@@ -215,7 +215,7 @@ def _history(client: Client, ident: int, console: Console) -> int:
         kind = "run now" if run["manual"] else "late" if run["late"] else "on time"
         result = f"could not start: {run['error']}" if run["error"] else run["status"] or ""
         rows.append((_local(run["startedAt"]), kind, result, run["sessionId"] or ""))
-    _table(console, ("started", "kind", "result", "conversation"), rows)
+    print_table(console, ("started", "kind", "result", "conversation"), rows)
     return 0
 
 

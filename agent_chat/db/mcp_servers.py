@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from agent_chat.common.tool_profiles import TOOLSETS
 from agent_chat.db.errors import NotFound, ValidationFailed
@@ -26,6 +26,7 @@ HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 MAX_ITEMS = 100
 MAX_TOOLS = 500
 MAX_TEXT = 4000
+MAX_SERVERS = 20  # what one run may carry to the bridge (bridge/schemas.py)
 
 
 @dataclass
@@ -140,13 +141,19 @@ def delete_server(*, session: Session, server_id: int) -> None:
     session.commit()
 
 
+def _count(session: Session) -> int:
+    return session.exec(select(func.count()).select_from(McpServer)).one()
+
+
 def _merged(given: dict[str, str | None], stored: dict[str, str]) -> dict[str, str]:
     return {k: (stored[k] if v is None else v) for k, v in given.items()}
 
 
 def _check(session: Session, v: McpValues, server: McpServer) -> dict[str, str]:
     errors: dict[str, str] = {}
-    if not NAME.match(v.name or ""):
+    if server.id is None and _count(session) >= MAX_SERVERS:
+        errors["name"] = f"At most {MAX_SERVERS} MCP servers: delete one first."
+    elif not NAME.match(v.name or ""):
         errors["name"] = (
             "A name of 1-32 lower-case letters, digits, '-' or '_', beginning with a letter "
             "or digit (it becomes part of the tools' names)."
@@ -187,7 +194,12 @@ def _check_stdio(errors: dict[str, str], v: McpValues, server: McpServer) -> Non
 
 def _check_http(errors: dict[str, str], v: McpValues, server: McpServer) -> None:
     parsed = urlparse((v.url or "").strip())
-    if parsed.scheme not in ("http", "https") or not parsed.hostname or len(v.url or "") > MAX_TEXT:
+    if (
+        parsed.scheme not in ("http", "https")
+        or not parsed.hostname
+        or len(v.url or "") > MAX_TEXT
+        or any(c in (v.url or "") for c in "\x00\r\n")
+    ):
         errors["url"] = "The URL must be an http:// or https:// URL with a host."
     bad = [k for k in v.headers if not HEADER_NAME.match(k)]
     if len(v.headers) > MAX_ITEMS or bad:

@@ -115,6 +115,12 @@ async def test_a_server_that_cannot_start_is_said_and_the_run_goes_on(
     stream = await run(bridge, fake_model, "hello there", [broken])
     notices = [e.data["message"] for e in stream.of("status") if e.data.get("category") == "notice"]
     assert any("'broken' is not available" in n for n in notices), notices
+    # The next run does not wait for hermes' retries again: it says so at once.
+    started = time.monotonic()
+    again = await run(bridge, fake_model, "hello again", [broken])
+    assert time.monotonic() - started < 4
+    notices = [e.data["message"] for e in again.of("status") if e.data.get("category") == "notice"]
+    assert any("tried" in n and "'broken' is not available" in n for n in notices), notices
 
 
 # Test (Settings → Tools): connect, list the tools, disconnect; or say why not.
