@@ -214,8 +214,10 @@ class Store:
 
     def save(self, name: str, manifest: Manifest, *, base: str | None = None) -> int:
         """Record `manifest` as checkpoint `name`: a delta on `base` when that is shorter
-        than the whole; its size in bytes."""
-        body = self._delta(manifest, base) if base else None
+        than the whole; its size in bytes. Checkpoints never change once recorded (a later
+        delta may lean on one): `record` does not record a name twice, and a delta never
+        leans on a chain through its own name."""
+        body = self._delta(manifest, base, name) if base and base != name else None
         if body is None:
             body = {"base": None, "depth": 0, "entries": _entries(manifest), "removed": []}
         data = json.dumps(
@@ -226,18 +228,19 @@ class Store:
         self._write(self.manifest_path(name), data, durable=True)
         return len(data)
 
-    def _delta(self, manifest: Manifest, base: str) -> dict[str, Any] | None:
+    def _delta(self, manifest: Manifest, base: str, name: str) -> dict[str, Any] | None:
         try:
-            depth = int(self._raw(base).get("depth") or 0) + 1
-            old = self.load(base)
-        except (OSError, BadCheckpoint, ValueError, TypeError):
+            chain = self._chain(base)
+        except (OSError, BadCheckpoint, ValueError):
             return None  # no usable base: a whole manifest
-        if old is None or depth >= MAX_DEPTH:
+        if chain is None or len(chain) >= MAX_DEPTH or any(r["name"] == name for r in chain):
             return None
+        old = _applied(chain)
         changed = {p: e for p, e in manifest.items() if old.get(p) != e}
         removed = sorted(p for p in old if p not in manifest)
         if len(changed) + len(removed) > max(len(manifest) // 2, 8):
             return None  # mostly new: a whole manifest is as short and reads faster
+        depth = len(chain)
         return {"base": base, "depth": depth, "entries": _entries(changed), "removed": removed}
 
     def _raw(self, name: str) -> dict[str, Any]:
@@ -254,6 +257,11 @@ class Store:
     def load(self, name: str) -> Manifest | None:
         """Checkpoint `name` as a whole (its chain of deltas applied); None when there is
         no such checkpoint; `BadCheckpoint` when it or a base cannot be read."""
+        chain = self._chain(name)
+        return None if chain is None else _applied(chain)
+
+    def _chain(self, name: str) -> list[dict[str, Any]] | None:
+        """The manifests from `name` down to its whole one (None: no checkpoint `name`)."""
         chain: list[dict[str, Any]] = []
         current: str | None = name
         while current is not None:
@@ -265,23 +273,12 @@ class Store:
                 if current == name:
                     return None
                 raise BadCheckpoint(f"checkpoint {name} lost its base {current}") from None
-            chain.append(raw)
+            chain.append({**raw, "name": current})
             base = raw.get("base")
             if base is not None and not isinstance(base, str):
                 raise BadCheckpoint(f"checkpoint {current} names no base")
             current = base
-        manifest: Manifest = {}
-        for raw in reversed(chain):
-            entries, removed = raw.get("entries"), raw.get("removed", [])
-            if not isinstance(entries, dict) or not isinstance(removed, list):
-                raise BadCheckpoint(f"checkpoint {raw.get('name')} holds no entries")
-            for path in removed:
-                manifest.pop(path, None)
-            for path, entry in entries.items():
-                if not valid_path(path):
-                    raise BadCheckpoint(f"a path that leads out: {path!r}")
-                manifest[path] = _entry(entry)
-        return manifest
+        return chain
 
     # ---- HEAD and the stat cache -------------------------------------------------------
 
@@ -309,6 +306,22 @@ class Store:
         }
         data = json.dumps({"format": FORMAT, "files": files}, separators=(",", ":")).encode()
         self._write(self.path / "index.json", data)
+
+
+def _applied(chain: list[dict[str, Any]]) -> Manifest:
+    """A chain of manifests (newest first) as one, each path checked to stay inside."""
+    manifest: Manifest = {}
+    for raw in reversed(chain):
+        entries, removed = raw.get("entries"), raw.get("removed", [])
+        if not isinstance(entries, dict) or not isinstance(removed, list):
+            raise BadCheckpoint(f"checkpoint {raw['name']} holds no entries")
+        for path in removed:
+            manifest.pop(path, None)
+        for path, entry in entries.items():
+            if not valid_path(path):
+                raise BadCheckpoint(f"a path that leads out: {path!r}")
+            manifest[path] = _entry(entry)
+    return manifest
 
 
 def _entries(manifest: Manifest) -> dict[str, Any]:

@@ -75,6 +75,7 @@ class Recorded:
     bytes_added: int  # new objects' bytes and the manifest's
     not_stored: tuple[str, ...] = field(default=())  # files over the limit: not restorable
     seconds: float = 0.0
+    already: bool = False  # recorded before (a run finished twice): kept as it was
 
 
 @dataclass
@@ -87,13 +88,17 @@ class _Tally:
 def record(
     root: Path, session_uuid: str, name: str, *, max_stored: int = MAX_STORED_BYTES
 ) -> Recorded:
-    """Record the conversation's folder as checkpoint `name` (an existing one of that name is
-    replaced). A missing folder is an empty checkpoint. OSError when the folder is a link or
-    cannot be read; `TooManyEntries` past MAX_ENTRIES (nothing recorded then)."""
+    """Record the conversation's folder as checkpoint `name`. A checkpoint never changes
+    once recorded (a later one may be a delta on it): a name recorded already is kept as it
+    is (`already`; a run finished twice, by a takeover or a retried final write, records
+    while its answer is RUNNING, so the folder has not changed since). A missing folder is
+    an empty checkpoint. OSError when the folder is a link or cannot be read;
+    `TooManyEntries` past MAX_ENTRIES (nothing recorded then)."""
     started = time.perf_counter()
     folder = workspace_dir(root, session_uuid)
     store = store_of(root, session_uuid)
-    store.manifest_path(name)  # a malformed name fails before anything is written
+    if store.has(name):  # also refuses a malformed name before anything is written
+        return Recorded(name, 0, 0, 0, 0, 0, 0, already=True)
     store.ensure()
     store.sweep_temp()
     index = store.read_index()
@@ -113,7 +118,7 @@ def record(
         finally:
             os.close(folder_fd)
     base = store.head()
-    size = store.save(name, manifest, base=base if base != name else None)
+    size = store.save(name, manifest, base=base)
     tally.bytes_added += size
     store.set_head(name)
     store.write_index(new_index)

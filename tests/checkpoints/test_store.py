@@ -346,6 +346,22 @@ def test_a_long_chain_of_deltas_reads_back_whole(root: Path, chat: str) -> None:
     assert sum(r["base"] is None for r in raws) >= 2
 
 
+def test_a_checkpoint_never_changes_once_recorded(root: Path, chat: str) -> None:
+    """A run finished twice (a takeover, a retried final write) records its name again: the
+    first stays, so a later checkpoint that is a delta on it keeps its meaning."""
+    folder = root / chat
+    for n in range(20):
+        (folder / f"f{n}.txt").write_text(str(n))
+    record(root, chat, "1")
+    (folder / "f0.txt").write_text("changed")
+    record(root, chat, "2")  # a delta on 1
+    assert json.loads(store_of(root, chat).manifest_path("2").read_text())["base"] == "1"
+    (folder / "f1.txt").write_text("changed too")
+    assert record(root, chat, "1").already
+    assert load(root, chat, "1")["f1.txt"].size == len("1")
+    assert load(root, chat, "2")["f1.txt"].size == len("1")
+
+
 def test_a_manifest_naming_a_path_out_is_refused(root: Path, chat: str) -> None:
     (root / chat / "a.txt").write_text("a")
     record(root, chat, "1")
