@@ -71,8 +71,16 @@ def attach(runs: RunManager) -> None:
     storage = runs.storage
 
     async def before_send(plan: TurnPlan, prepared: PreparedTurn) -> None:
-        if plan.mode in (TurnMode.REGENERATE, TurnMode.EDIT):
+        if plan.mode not in (TurnMode.REGENERATE, TurnMode.EDIT):
+            return
+        try:
             await restore_before(storage, session_uuid=plan.session_uuid, turn=prepared)
+        except WorkspaceNotRestored:
+            raise
+        except Exception as exc:  # the answer shows these words: never an internal error's
+            log.exception("Workspace %s not put back", plan.session_uuid)
+            reason = "an unexpected error"
+            raise WorkspaceNotRestored(NOT_RESTORED.format(reason=reason)) from exc
 
     async def before_finalise(live: ConsumedRun) -> None:
         await record_answer(storage, answer_id=live.message_id, session_uuid=live.session_uuid)
