@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_chat.bridge.sandbox import MODES, Policy
-from agent_chat.common.tool_profiles import CHAT, TOOLSETS, enabled_profiles
+from agent_chat.common.tool_profiles import CHAT, DELEGATION, TOOLSETS, enabled_profiles
 from agent_chat.common.workspaces import workspaces_root
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +35,9 @@ class BridgeSettings:
     # A question waits this long for an answer; 24 h is "no timeout" in practice.
     clarify_max_wait_s: float = 86400.0
     extra_toolsets: tuple[str, ...] = ()  # added to every profile (AGENT_CHAT_TOOLSETS)
+    # Chat's agent may hand work to child agents too (AGENT_CHAT_DELEGATION_IN_CHAT=on);
+    # Workspace's always may (common/tool_profiles.py).
+    delegation_in_chat: bool = False
     tool_profiles: tuple[str, ...] = (CHAT,)
     workspaces_root: Path = PROJECT_ROOT / "data" / "workspaces"
     skills_dir: Path | None = None  # the app's skills, listed to hermes' `skills` tools
@@ -62,6 +65,8 @@ class BridgeSettings:
         """The explicit hermes toolset allowlist of a profile (``None`` would mean every
         tool), plus the operator's extra toolsets."""
         names = list(TOOLSETS[profile])
+        if profile == CHAT and self.delegation_in_chat:
+            names.append(DELEGATION)
         names += [name for name in self.extra_toolsets if name not in names]
         return names
 
@@ -99,6 +104,7 @@ def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings
         agent_pool_size=int(_number(env, "AGENT_CHAT_AGENT_POOL_SIZE", 8)),
         clarify_max_wait_s=_number(env, "AGENT_CHAT_CLARIFY_MAX_WAIT_S", 86400.0, float),
         extra_toolsets=toolsets,
+        delegation_in_chat=_switch(env, "AGENT_CHAT_DELEGATION_IN_CHAT"),
         tool_profiles=enabled_profiles(env),
         workspaces_root=workspaces_root(env),
         skills_dir=Path(env["AGENT_CHAT_SKILLS_DIR"]).resolve()
@@ -110,6 +116,15 @@ def load_bridge_settings(env: Mapping[str, str] | None = None) -> BridgeSettings
         run_idle_timeout_s=_number(env, "AGENT_CHAT_RUN_IDLE_TIMEOUT_S", 600.0, float),
         sandbox=sandbox_policy(env),
     )
+
+
+def _switch(env: Mapping[str, str], name: str, default: bool = False) -> bool:
+    raw = (env.get(name) or "").strip().lower()
+    if not raw:
+        return default
+    if raw not in ("on", "off"):
+        raise ValueError(f"{name} must be on or off, not {raw!r}")
+    return raw == "on"
 
 
 def sandbox_policy(env: Mapping[str, str]) -> Policy:

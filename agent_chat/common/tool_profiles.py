@@ -14,15 +14,19 @@ CHAT = "chat"
 WORKSPACE = "workspace"
 # `skills` lets the agent list and load skills itself when none is chosen.
 _CHAT_TOOLSETS = ("todo", "clarify", "memory", "skills")
+# hermes' `delegate_task`: child agents that do parts of the work at once, confined like the
+# agent that made them (docs/architecture.md §4c). Chat has it only when the operator says
+# so (the bridge's AGENT_CHAT_DELEGATION_IN_CHAT).
+DELEGATION = "delegation"
 TOOLSETS: dict[str, tuple[str, ...]] = {
     CHAT: _CHAT_TOOLSETS,
     # Files, commands and code, in the conversation's own folder, dangerous steps approved.
-    WORKSPACE: (*_CHAT_TOOLSETS, "file", "terminal", "code_execution"),
+    WORKSPACE: (*_CHAT_TOOLSETS, "file", "terminal", "code_execution", DELEGATION),
 }
 LABELS = {CHAT: "Chat", WORKSPACE: "Workspace"}
 DESCRIPTIONS = {
     CHAT: "Plans, questions, memory and skills: nothing on the machine.",
-    WORKSPACE: "Also files, commands and code in this conversation's folder.",
+    WORKSPACE: "Also files, commands, code and helper agents in this conversation's folder.",
 }
 
 

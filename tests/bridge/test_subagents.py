@@ -60,7 +60,7 @@ def live_dicts(stream: Stream) -> list[dict[str, Any]]:
 async def test_two_children_stream_their_own_tagged_events_and_the_run_waits_for_them(
     start_bridge: StartBridge, fake_model: RunningFakeModel
 ) -> None:
-    bridge = start_bridge(keepalive_interval_s=0.5, extra_toolsets=("delegation",))
+    bridge = start_bridge(keepalive_interval_s=0.5, delegation_in_chat=True)
     # Each child is scripted by its goal; the delays make the two threads overlap.
     alpha = calls(todo("count the files", "report"), text="alpha: plan the count delay=0.01")
     beta = calls(todo("read the notes"), text="beta: plan the reading delay=0.01")
@@ -136,7 +136,7 @@ async def test_a_failing_child_ends_failed_with_the_reason_and_the_run_goes_on(
 ) -> None:
     """hermes calls such a child "completed" (its final response holds hermes' own notice);
     the bridge judges its turn as it judges the answer's."""
-    bridge = start_bridge(keepalive_interval_s=0.5, extra_toolsets=("delegation",))
+    bridge = start_bridge(keepalive_interval_s=0.5, delegation_in_chat=True)
     # The fault word in the child's goal only: the fake model reads faults from the last
     # paragraph of the last user message, which for the parent is "go on".
     call = calls(("delegate_task", {"goal": f"gamma: answer nothing {fault}"}), text="do")
@@ -163,8 +163,7 @@ async def test_a_workspace_child_is_confined_like_its_parent(
         keepalive_interval_s=0.5,
         tool_profiles=("chat", "workspace"),
         workspaces_root=workspaces,
-        extra_toolsets=("delegation",),
-    )
+    )  # Workspace has delegation of its own
     session = str(uuid.uuid4())
     folder = workspaces / session
     (folder / "victim").mkdir(parents=True)
@@ -217,7 +216,7 @@ async def test_delegation_never_goes_to_the_background(
 ) -> None:
     """hermes sends a top-level delegate_task to the background unless the channel cannot
     take a later message: a bridge run cannot, so the child's result is in this turn."""
-    bridge = start_bridge(keepalive_interval_s=0.5, extra_toolsets=("delegation",))
+    bridge = start_bridge(keepalive_interval_s=0.5, delegation_in_chat=True)
     message = calls(("delegate_task", {"goal": "delta: say hello"}), text="delegate it")
     stream = await run(bridge, fake_model, message)
     (delegate_end,) = [e for e in stream.of("tool_end") if e.data["tool"] == "delegate_task"]

@@ -148,7 +148,7 @@ def test_settings_come_from_the_environment() -> None:
     assert both.tool_profiles == ("chat", "workspace")
     assert both.toolsets_for("workspace") == [
         *["todo", "clarify", "memory", "skills"],
-        *["file", "terminal", "code_execution"],
+        *["file", "terminal", "code_execution", "delegation"],
     ]
     with pytest.raises(ValueError, match="unknown profile 'shell'"):
         load_bridge_settings({"AGENT_CHAT_TOOL_PROFILES": "chat,shell"})
