@@ -21,6 +21,7 @@ from agent_chat.pages.chat import chat_page, index_page
 from agent_chat.pages.schedules import schedules_page
 from agent_chat.pages.settings import models_page
 from agent_chat.pages.tokens import tokens_page
+from agent_chat.pages.tools import tools_page
 from agent_chat.pages.users import users_page
 from agent_chat.runs.redis_watch import RedisRestartWatch
 from agent_chat.services.runtime import services, start_services, stop_services
@@ -31,6 +32,7 @@ from agent_chat.state.bridges import BridgesState
 from agent_chat.state.chat import ChatState
 from agent_chat.state.hosting import HostingState
 from agent_chat.state.live import LiveState
+from agent_chat.state.mcp import McpState
 from agent_chat.state.models import ModelsState
 from agent_chat.state.notify_settings import NotifySettingsState
 from agent_chat.state.schedules import SchedulesState
@@ -197,6 +199,12 @@ add_page(
     route=routes.SETTINGS_USERS,
     on_load=[SidebarState.load_list, UsersState.load],
     title="Users · Agent Chat",
+)
+add_page(
+    tools_page,
+    route=routes.SETTINGS_TOOLS,
+    on_load=[SidebarState.load_list, McpState.load],
+    title="Tools · Agent Chat",
 )
 add_page(
     schedules_page,

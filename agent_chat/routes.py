@@ -12,6 +12,7 @@ SETTINGS_MODELS = "/settings/models"
 SETTINGS_TOKENS = "/settings/tokens"
 SETTINGS_ACCOUNT = "/settings/account"
 SETTINGS_USERS = "/settings/users"
+SETTINGS_TOOLS = "/settings/tools"
 SCHEDULES = "/schedules"  # scheduled runs; `?conversation=<uuid>` opens the form adding to it
 EXPORT_API = "/api/chat/sessions/{session_id}/export"
 

@@ -26,6 +26,10 @@ def settings_nav(current: str) -> rx.Component:
             AccountState.role == "admin",
             _link("Users", routes.SETTINGS_USERS, "settings-nav-users", current),
         ),
+        rx.cond(
+            AccountState.role == "admin",
+            _link("Tools", routes.SETTINGS_TOOLS, "settings-nav-tools", current),
+        ),
         spacing="4",
         wrap="wrap",
         class_name="settings-nav",

@@ -1,0 +1,101 @@
+"""Settings → Tools in the browser: an administrator adds the reference `mcp-server-time`
+(a stdio command), Test lists its tools, Save lists it; a conversation's answer then holds
+the server's real result. A bad name is refused under its field with nothing lost; a command
+that does not exist is said by Test; a server is disabled and deleted."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.browser import send
+from tests.support.stack import ARTIFACTS, Stack
+
+pytestmark = pytest.mark.e2e
+
+TIME_COMMAND = f"{sys.executable} -m mcp_server_time"
+
+
+def _open(page: Page, stack: Stack) -> None:
+    page.goto(f"{stack.url}/settings/tools")
+    expect(page.get_by_test_id("mcp-new")).to_be_enabled()
+
+
+def _add_time(page: Page, *, ask: bool = False) -> None:
+    page.get_by_test_id("mcp-new").click()
+    page.get_by_test_id("mcp-name").fill("time")
+    page.get_by_test_id("mcp-command").fill(TIME_COMMAND)
+    if not ask:
+        page.get_by_test_id("mcp-ask").click()  # ticked by default for a command
+
+
+def test_an_administrator_adds_tests_and_uses_the_time_server(chat: Page, stack: Stack) -> None:
+    page = chat
+    _open(page, stack)
+    expect(page.get_by_test_id("mcp-empty")).to_be_visible()
+    _add_time(page)
+    page.get_by_test_id("mcp-test").click()
+    result = page.get_by_test_id("mcp-test-result")
+    expect(result).to_have_attribute("data-ok", "true", timeout=60_000)
+    expect(
+        result.get_by_test_id("mcp-test-tool").filter(has_text="get_current_time")
+    ).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "mcp-form-tested.png"), full_page=True)
+    page.get_by_test_id("mcp-save").click()
+    row = page.get_by_test_id("mcp-row").filter(has_text="time")
+    expect(row).to_be_visible()
+    expect(page.get_by_test_id("mcp-form")).to_have_count(0)
+    expect(row.get_by_test_id("mcp-row-name")).to_have_text("time")
+
+    # A conversation's answer uses it: the scripted model calls the tool, the server answers.
+    page.goto(f"{stack.url}/chat")
+    expect(page.get_by_test_id("composer-input")).to_be_enabled()
+    send(page, 'what time is it\nCALL mcp__time__get_current_time {"timezone": "Europe/Berlin"}')
+    answer = page.get_by_test_id("message-assistant").last
+    expect(answer).to_have_attribute("data-status", "SUCCESS", timeout=60_000)
+    expect(answer.get_by_test_id("message-content")).to_contain_text("Europe/Berlin")
+    expect(answer.get_by_test_id("message-content")).to_contain_text(re.compile(r"datetime"))
+
+    # Its status on the agent service, then disabled, then deleted.
+    _open(page, stack)
+    row = page.get_by_test_id("mcp-row").filter(has_text="time")
+    expect(row.get_by_test_id("mcp-status")).to_contain_text("Connected · 2 tools", timeout=20_000)
+    page.screenshot(path=str(ARTIFACTS / "mcp-list.png"), full_page=True)
+    row.get_by_test_id("mcp-toggle").click()
+    expect(row.get_by_test_id("mcp-disabled")).to_be_visible()
+    row.get_by_test_id("mcp-delete").click()
+    page.get_by_test_id("mcp-delete-confirm").click()
+    expect(page.get_by_test_id("mcp-row")).to_have_count(0)
+    expect(page.get_by_test_id("mcp-empty")).to_be_visible()
+
+
+def test_bad_input_is_refused_under_its_field_and_test_says_why(page: Page, stack: Stack) -> None:
+    _open(page, stack)
+    page.get_by_test_id("mcp-new").click()
+    page.get_by_test_id("mcp-name").fill("Not OK")
+    page.get_by_test_id("mcp-command").fill("/no/such/mcp-server --flag")
+    page.get_by_test_id("mcp-env").fill("TOKEN=abc")
+    page.get_by_test_id("mcp-save").click()
+    expect(page.get_by_test_id("mcp-name-error")).to_contain_text("lower-case letters")
+    # Nothing typed is lost, nothing saved.
+    expect(page.get_by_test_id("mcp-command")).to_have_value("/no/such/mcp-server --flag")
+    expect(page.get_by_test_id("mcp-env")).to_have_value("TOKEN=abc")
+    expect(page.get_by_test_id("mcp-row")).to_have_count(0)
+    page.get_by_test_id("mcp-name").fill("nowhere")
+    page.get_by_test_id("mcp-test").click()
+    result = page.get_by_test_id("mcp-test-result")
+    expect(result).to_have_attribute("data-ok", "false", timeout=30_000)
+    expect(result).to_contain_text("Command not found")
+    # On a phone the form fits the screen's width.
+    page.set_viewport_size({"width": 390, "height": 844})
+    _open(page, stack)
+    page.get_by_test_id("mcp-new").click()
+    form = page.get_by_test_id("mcp-form")
+    expect(form).to_be_visible()
+    box = form.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    page.screenshot(path=str(ARTIFACTS / "mcp-form-phone.png"))
