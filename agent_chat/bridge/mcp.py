@@ -49,7 +49,12 @@ def connect(specs: Iterable[McpServerSpec]) -> dict[str, str]:
     `toolset(name)`. Blocks while connecting (each at most its connect timeout)."""
     import tools.mcp_tool as mcp
 
+    from agent_chat.bridge import mcp_consent
+
     specs = list(specs)
+    mcp_consent.install()  # before any handler is made
+    for spec in specs:
+        mcp_consent.set_asking(spec.name, spec.ask)
     with _lock:
         missing = {s.name: why for s in specs if (why := _recent_failure(s))}
     missing |= {s.name: why for s in specs if s.name not in missing and (why := cannot_start(s))}

@@ -121,7 +121,8 @@ class McpServerSpec(BaseModel):
 
     def fingerprint(self) -> str:
         """Changes with any setting: the bridge then connects the server again."""
-        raw = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        # `ask` is read at each call (bridge/mcp_consent.py): no reconnect for it.
+        raw = json.dumps(self.model_dump(mode="json", exclude={"ask"}), sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()
 
 

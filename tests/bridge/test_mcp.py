@@ -21,7 +21,7 @@ import pytest
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
 from tests.support.mcp_server import FAIL_START_LINE
-from tests.support.sse import Stream, read_events, run_body, start_run
+from tests.support.sse import Received, Stream, read_events, run_body, start_run
 
 PY = sys.executable
 TIME = {"name": "time", "transport": "stdio", "command": PY, "args": ["-m", "mcp_server_time"]}
@@ -29,6 +29,7 @@ TIME = {"name": "time", "transport": "stdio", "command": PY, "args": ["-m", "mcp
 
 def ours(name: str = "tst", **extra: Any) -> dict[str, Any]:
     return {
+        "ask": False,
         "name": name,
         "transport": "stdio",
         "command": PY,
@@ -42,12 +43,30 @@ def calls(*steps: tuple[str, dict[str, Any]]) -> str:
 
 
 async def run(
-    bridge: RunningBridge, fake: RunningFakeModel, message: str, servers: list[dict[str, Any]]
+    bridge: RunningBridge,
+    fake: RunningFakeModel,
+    message: str,
+    servers: list[dict[str, Any]],
+    *,
+    answers: list[str] | None = None,
+    session: str | None = None,
 ) -> Stream:
+    """One run to its end; approvals are answered in order from `answers`."""
+    pending = list(answers or [])
     async with httpx.AsyncClient(base_url=bridge.base_url, timeout=90) as client:
-        body = run_body(bridge.model(fake), message, str(uuid.uuid4()), mcp_servers=servers)
+        session = session or str(uuid.uuid4())
+        body = run_body(bridge.model(fake), message, session, mcp_servers=servers)
         run_id = await start_run(client, body)
-        stream = await read_events(client, run_id)
+
+        async def answer(event: Received) -> None:
+            if event.type == "approval_request":
+                assert pending, f"an unexpected approval: {event.data}"
+                reply = {"clarify_id": event.data["clarify_id"], "answer": pending.pop(0)}
+                response = await client.post(f"/runs/{run_id}/clarify", json=reply)
+                assert response.status_code == 200, response.text
+
+        stream = await read_events(client, run_id, on_event=answer)
+    assert not pending, f"approvals never asked: {pending}"
     assert stream.events[-1].type == "run_completed", stream.events[-1]
     return stream
 
@@ -230,3 +249,28 @@ async def test_bad_specs_are_422(bridge: RunningBridge) -> None:
         parts = [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]
         response = await client.post("/runs", json={**body, "message": parts})
     assert response.status_code == 422, response.text
+
+
+# "Ask before each call": the approval card of a dangerous command.
+
+
+async def test_an_asking_server_waits_for_consent_each_call(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    asking = ours("careful", ask=True)
+    add = calls(("mcp__careful__add", {"a": 1, "b": 2}))
+    allowed = await run(bridge, fake_model, add, [asking], answers=["once"])
+    request = allowed.first("approval_request").data
+    assert request["command"].startswith('careful · add {"a": 1, "b": 2}')
+    assert "MCP server 'careful'" in request["description"]
+    assert "The sum is 3." in results(allowed)[0]
+    denied = await run(bridge, fake_model, add, [asking], answers=["deny"])
+    assert "did not allow" in results(denied)[0] and "The sum" not in results(denied)[0]
+    # "This conversation": the next call in the same conversation is not asked again.
+    session = str(uuid.uuid4())
+    await run(bridge, fake_model, add, [asking], answers=["session"], session=session)
+    again = await run(bridge, fake_model, add, [asking], session=session)
+    assert not again.of("approval_request") and "The sum is 3." in results(again)[0]
+    # A server that does not ask: no card.
+    free = await run(bridge, fake_model, calls(("mcp__tst__add", {"a": 2, "b": 2})), [ours()])
+    assert not free.of("approval_request") and "The sum is 4." in results(free)[0]

@@ -99,3 +99,36 @@ def test_bad_input_is_refused_under_its_field_and_test_says_why(page: Page, stac
     box = form.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
     page.screenshot(path=str(ARTIFACTS / "mcp-form-phone.png"))
+
+
+def test_an_asking_server_holds_the_call_in_the_approval_card_until_allowed(
+    chat: Page, stack: Stack
+) -> None:
+    page = chat
+    _open(page, stack)
+    _add_time(page, ask=True)  # a command's default: ask before each call
+    expect(page.get_by_test_id("mcp-ask")).to_be_checked()
+    page.get_by_test_id("mcp-save").click()
+    expect(page.get_by_test_id("mcp-row").filter(has_text="asks before each call")).to_be_visible()
+
+    page.goto(f"{stack.url}/chat")
+    expect(page.get_by_test_id("composer-input")).to_be_enabled()
+    send(page, 'the time?\nCALL mcp__time__get_current_time {"timezone": "Asia/Tokyo"}')
+    card = page.get_by_test_id("approval-panel")
+    expect(card).to_be_visible(timeout=60_000)
+    expect(card.get_by_test_id("approval-command")).to_contain_text(
+        'time · get_current_time {"timezone": "Asia/Tokyo"}'
+    )
+    page.reload()  # it waits: still there after a reload, the call not made
+    card = page.get_by_test_id("approval-panel")
+    expect(card).to_be_visible()
+    answer = page.get_by_test_id("message-assistant").last
+    expect(answer).to_have_attribute("data-status", "RUNNING")
+    card.get_by_test_id("approval-once").click()
+    expect(answer).to_have_attribute("data-status", "SUCCESS", timeout=60_000)
+    expect(answer.get_by_test_id("message-content")).to_contain_text("Asia/Tokyo")
+    _open(page, stack)
+    row = page.get_by_test_id("mcp-row").filter(has_text="time")
+    row.get_by_test_id("mcp-delete").click()
+    page.get_by_test_id("mcp-delete-confirm").click()
+    expect(page.get_by_test_id("mcp-row")).to_have_count(0)
