@@ -7,7 +7,14 @@ import reflex as rx
 
 from agent_chat.components.common import tid
 from agent_chat.components.stream_text import stream_text
-from agent_chat.components.tool_view import labelled_code, summary_exit, tool_body, tool_label
+from agent_chat.components.subagents import folded_subagents, subagent_cards
+from agent_chat.components.tool_view import (
+    labelled_code,
+    summary_exit,
+    tool_body,
+    tool_label,
+    tool_name,
+)
 from agent_chat.display.rows import AnswerRow, TodoRow, ToolRow
 from agent_chat.state.live import LiveState
 
@@ -69,11 +76,11 @@ def tool_history_item(tool: ToolRow) -> rx.Component:
         rx.spinner(size="1"),
     )
     view = tool["view"]
-    return rx.el.details(
+    item = rx.el.details(
         rx.el.summary(
             rx.hstack(
                 status_icon,
-                rx.code(tool["tool"], variant="ghost", size="2", class_name="tv-name"),
+                tool_name(tool["name"], tool["server"]),
                 tool_label(view),
                 summary_exit(view),
                 rx.text(tool["duration"], size="1", color_scheme="gray", class_name="tv-time"),
@@ -86,6 +93,8 @@ def tool_history_item(tool: ToolRow) -> rx.Component:
         class_name="tool-item",
         custom_attrs={"data-testid": "tool-history-item", "data-tool": tool["tool"]},
     )
+    # A delegate_task call's child agents: one line under it that unfolds to their cards.
+    return rx.fragment(item, folded_subagents(tool["children"], tool["fold"]))
 
 
 def tool_history(tools: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
@@ -175,12 +184,8 @@ def current_tool(tool: rx.Var) -> rx.Component:
         rx.vstack(
             rx.hstack(
                 rx.spinner(size="2"),
-                rx.text(
-                    "Running ",
-                    rx.code(row["tool"], variant="ghost"),
-                    size="2",
-                    class_name="tv-running",
-                ),
+                rx.text("Running ", size="2", class_name="tv-running"),
+                tool_name(row["name"], row["server"]),
                 # A console or code block below shows the command whole.
                 rx.cond(
                     (row["view"]["kind"] != "terminal") & (row["view"]["kind"] != "code"),
@@ -195,7 +200,10 @@ def current_tool(tool: rx.Var) -> rx.Component:
                 rx.text(row["progress"], size="1", color_scheme="gray"),
             ),
             rx.cond(row["view"]["kind"] != "generic", tool_body(row["view"], rx.fragment())),
+            # The running delegate_task call's child agents, live (display/feed.py).
+            subagent_cards(LiveState.subagents),
             spacing="1",
+            width="100%",
             class_name="current-tool",
             custom_attrs=tid("current-tool"),
         ),

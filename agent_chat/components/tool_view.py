@@ -156,3 +156,25 @@ def summary_exit(view: rx.Var) -> rx.Component:
         (view["exit_code"] != "") & (view["exit_code"] != "0"),
         rx.el.span("exit ", view["exit_code"], class_name="tv-exit tv-exit-bad"),
     )
+
+
+def tool_name(name: rx.Var, server: rx.Var, size: str = "2") -> rx.Component:
+    """A tool's name as the panel shows it: an MCP tool's own name with its server as a
+    small badge (display/subagent_rows.py:mcp_name), any other tool's name as it is."""
+    return rx.hstack(
+        rx.code(name, variant="ghost", size=size, class_name="tv-name"),
+        rx.cond(
+            server != "",
+            rx.badge(
+                server,
+                " (MCP)",
+                variant="soft",
+                color_scheme="iris",
+                size="1",
+                custom_attrs=tid("tool-mcp-server"),
+            ),
+        ),
+        align="center",
+        spacing="1",
+        display="inline-flex",
+    )

@@ -16,9 +16,16 @@ from typing import Any
 
 from agent_chat.display.rows import todo_rows, tool_rows
 from agent_chat.display.streams import answer_stream_id, thinking_stream_id
+from agent_chat.display.subagent_rows import (
+    DELEGATE_TOOL,
+    SubagentRow,
+    SubToolRow,
+    sub_tool_row,
+    subagent_row,
+)
 from agent_chat.display.tool_views import ShapeCache
 from agent_chat.protocol.events import RunEvent, RunState
-from agent_chat.protocol.reducer import RunView, apply
+from agent_chat.protocol.reducer import RunView, ToolCall, apply
 
 
 def js_length(text: str) -> int:
@@ -66,6 +73,8 @@ class LiveFeed:
         self._page: dict[str, str] = {}  # stream id -> the text the page was sent
         self._units: dict[str, int] = {}  # stream id -> its js_length (kept, not recounted)
         self._shapes = ShapeCache()  # tool views, shaped once per changed call
+        self._child_tools: dict[str, tuple[ToolCall, SubToolRow]] = {}  # call id -> row
+        self._child_rows: dict[str, tuple[object, SubagentRow]] = {}  # id -> (child, row)
 
     def add(self, events: Iterable[RunEvent]) -> None:
         for event in events:
@@ -84,7 +93,9 @@ class LiveFeed:
         view = self.view
         current = view.current_tool
         clarify = view.clarify
-        tools = tool_rows(view.tools, self._shapes)
+        # A finished delegate_task call carries its children's cards; the running one's go
+        # apart (`subagents`), so a child's progress does not resend the whole history.
+        tools = tool_rows(view.tools, self._shapes, run=view, children_of_running=False)
         running = current is not None and not current.done
         return {
             "run_id": self.run_id,
@@ -98,6 +109,7 @@ class LiveFeed:
             if running
             else None,
             "tools": tools,
+            "subagents": self._live_children(current) if running else [],
             "todos": todo_rows(view),
             "clarify_id": clarify.clarify_id if clarify else "",
             "question": clarify.question if clarify else "",
@@ -106,6 +118,28 @@ class LiveFeed:
             "pause_kind": clarify.kind if clarify else "",
             "danger": clarify.description if clarify else "",
         }
+
+    def _live_children(self, call: ToolCall) -> list[SubagentRow]:
+        """The cards of the delegate_task call running now; a child unchanged since the last
+        patch keeps its row, a changed one reuses its unchanged calls' rows."""
+        if call.tool != DELEGATE_TOOL:
+            return []
+        rows = []
+        for child in self.view.children_of(call.call_id):
+            kept = self._child_rows.get(child.subagent_id)
+            if kept is not None and kept[0] is child:
+                rows.append(kept[1])
+                continue
+            tools = []
+            for tool in child.tools:
+                kept_tool = self._child_tools.get(tool.call_id)
+                if kept_tool is None or kept_tool[0] is not tool:
+                    kept_tool = self._child_tools[tool.call_id] = (tool, sub_tool_row(tool))
+                tools.append(kept_tool[1])
+            row = subagent_row(child, tools)
+            self._child_rows[child.subagent_id] = (child, row)
+            rows.append(row)
+        return rows
 
     def patch(self) -> Patch:
         """What changed since the last patch: var values, and new text as chunks."""

@@ -14,6 +14,13 @@ from agent_chat.db.attachment_notes import human_size
 from agent_chat.db.logs import RunStats
 from agent_chat.db.models import ChatMessage, ChatSession, ModelConfig
 from agent_chat.display.streams import final_stream_id
+from agent_chat.display.subagent_rows import (
+    DELEGATE_TOOL,
+    SubagentRow,
+    children_rows,
+    fold_line,
+    mcp_name,
+)
 from agent_chat.display.tool_views import GENERIC, ShapeCache, ToolView, shape
 from agent_chat.protocol.reducer import RunView, ToolCall
 from agent_chat.skills import Skill
@@ -61,6 +68,10 @@ class ToolRow(TypedDict):
     done: bool
     progress: str
     view: ToolView  # the call shown as what it is (live/tool_views.py)
+    name: str  # what the panel shows: an MCP tool's own name (`tool` stays hermes')
+    server: str  # an MCP tool's server, shown as a badge ("" otherwise)
+    children: list[SubagentRow]  # a delegate_task call's child agents (display/subagent_rows)
+    fold: str  # their one line: "3 subagents · 41 s · 12 tools"
 
 
 class TodoRow(TypedDict):
@@ -166,6 +177,7 @@ def tool_row(call: ToolCall, view: ToolView | None = None) -> ToolRow:
     """One call with its arguments and result as JSON, and its view (`view`: shaped with
     the run's earlier calls, see `tool_rows`)."""
     duration = f"{call.duration_ms / 1000:.1f} s" if call.duration_ms is not None else ""
+    name, server = mcp_name(call.tool)
     return ToolRow(
         call_id=call.call_id,
         tool=call.tool,
@@ -176,18 +188,32 @@ def tool_row(call: ToolCall, view: ToolView | None = None) -> ToolRow:
         done=call.done,
         progress=call.progress,
         view=view if view is not None else shape(call),
+        name=name,
+        server=server,
+        children=[],
+        fold="",
     )
 
 
-def tool_rows(calls: tuple[ToolCall, ...], cache: ShapeCache | None = None) -> list[ToolRow]:
+def tool_rows(
+    calls: tuple[ToolCall, ...],
+    cache: ShapeCache | None = None,
+    run: RunView | None = None,
+    children_of_running: bool = True,
+) -> list[ToolRow]:
     """A run's calls for the thinking panel (live and stored alike). A call its view shows
-    whole carries no JSON besides: the rows travel to the page on every tool change."""
+    whole carries no JSON besides: the rows travel to the page on every tool change.
+    With `run`, a delegate_task call carries its children's cards (a running call's only
+    with `children_of_running`: the live feed sends those apart, see display/feed.py)."""
     views = (cache or ShapeCache()).shape_calls(calls)
     rows = []
     for call, view in zip(calls, views, strict=True):
         row = tool_row(call, view)
         if view["kind"] != GENERIC:
             row["args"] = row["result"] = ""
+        if run is not None and call.tool == DELEGATE_TOOL and (call.done or children_of_running):
+            row["fold"] = fold_line(run, call.call_id)
+            row["children"] = children_rows(run, call.call_id)
         rows.append(row)
     return rows
 
@@ -207,7 +233,7 @@ def panel_fields(view: RunView) -> dict[str, Any]:
     """The unfolded thinking panel of a run, as MessageRow fields."""
     return {
         "thinking": view.thinking,
-        "tools": tool_rows(view.tools),
+        "tools": tool_rows(view.tools, run=view),
         "todos": todo_rows(view),
         "answers": [
             AnswerRow(question=q, answer=a if a is not None else "(cancelled)")

@@ -20,6 +20,7 @@ from agent_chat import routes
 from agent_chat.display.feed import LiveFeed
 from agent_chat.display.notices import notices
 from agent_chat.display.rows import TodoRow, ToolRow
+from agent_chat.display.subagent_rows import SubagentRow
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import StartedRun, UnknownRun
 from agent_chat.services import runs as use
@@ -51,6 +52,7 @@ class LiveState(ChatState):
     reconnecting: bool = False
     tool: ToolRow | None = None  # the tool running now
     tools: list[ToolRow] = []
+    subagents: list[SubagentRow] = []  # the running delegate_task call's child agents
     todos: list[TodoRow] = []
     clarify_id: str = ""
     question: str = ""

@@ -1,0 +1,102 @@
+"""Child agents and MCP tools as the thinking panel shows them: a card per child under its
+delegate_task call (live from the feed, finished from the stored log: the same rows), the
+fold line, and `mcp__<server>__<tool>` shown as the tool with its server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_chat.display.feed import LiveFeed
+from agent_chat.display.rows import panel_fields, tool_row
+from agent_chat.display.subagent_rows import fold_line, mcp_name
+from agent_chat.protocol.events import RunEvent
+from agent_chat.protocol.reducer import ToolCall, replay
+
+
+def ev(seq: int, type_: str, **data: Any) -> dict[str, Any]:
+    return {"type": type_, "seq": seq, "ts": 1000.0 + seq, "run_id": "r1", **data}
+
+
+def delegation() -> list[dict[str, Any]]:
+    return [
+        ev(1, "tool_start", call_id="d1", tool="delegate_task", args={"tasks": []}),
+        ev(2, "subagent_start", subagent="sa-0", parent_call_id="d1", goal="Count", index=0),
+        ev(3, "subagent_start", subagent="sa-1", parent_call_id="d1", goal="Read", index=1),
+        ev(4, "subagent_status", subagent="sa-0", category="info", message="Looking around"),
+        ev(5, "subagent_tool_start", subagent="sa-0", call_id="t1", tool="terminal",
+           args={"command": "ls -la"}),
+        ev(6, "subagent_tool_start", subagent="sa-1", call_id="t2", tool="mcp__time__get_time",
+           args={}),
+        ev(7, "subagent_todo_update", subagent="sa-1",
+           todos=[{"id": "1", "content": "read it", "status": "in_progress"}]),
+    ]  # fmt: skip
+
+
+def ending() -> list[dict[str, Any]]:
+    return [
+        ev(8, "subagent_tool_end", subagent="sa-0", call_id="t1", result="{}", duration_ms=400),
+        ev(9, "subagent_tool_end", subagent="sa-1", call_id="t2", result="{}", duration_ms=100),
+        ev(10, "subagent_end", subagent="sa-0", parent_call_id="d1", state="succeeded",
+           summary="12 files", usage={"input_tokens": 1200, "output_tokens": 85},
+           duration_s=41.2),
+        ev(11, "subagent_end", subagent="sa-1", parent_call_id="d1", state="failed",
+           error="The model did not answer.", usage={"input_tokens": 10, "output_tokens": 1},
+           duration_s=3.0),
+        ev(12, "tool_end", call_id="d1", result="{}", duration_ms=42_000),
+        ev(13, "run_completed", final_text="done", usage={"input_tokens": 5, "output_tokens": 5}),
+    ]  # fmt: skip
+
+
+def test_mcp_tools_show_their_own_name_and_server() -> None:
+    assert mcp_name("mcp__time__get_current_time") == ("get_current_time", "time")
+    assert mcp_name("mcp__my_server__do__it") == ("do__it", "my_server")
+    assert mcp_name("terminal") == ("terminal", "")
+    assert mcp_name("mcp__broken") == ("mcp__broken", "")
+    row = tool_row(ToolCall(call_id="c", tool="mcp__time__get_current_time", args={}))
+    assert (row["tool"], row["name"], row["server"]) == (
+        "mcp__time__get_current_time",
+        "get_current_time",
+        "time",
+    )
+
+
+def test_live_cards_update_per_child_and_the_history_is_not_resent() -> None:
+    feed = LiveFeed("r1", 7)
+    feed.add(RunEvent(e["seq"], e["type"], {k: v for k, v in e.items() if k != "type"})
+             for e in delegation())  # fmt: skip
+    first = feed.patch()
+    cards = first.values["subagents"]
+    assert [c["goal"] for c in cards] == ["Count", "Read"]
+    assert [c["status"] for c in cards] == ["running", "running"]
+    assert cards[0]["line"] == "Running terminal"  # the status line follows its tools
+    assert (cards[0]["current"], cards[0]["current_label"]) == ("terminal", "ls -la")
+    assert (cards[1]["current"], cards[1]["current_server"]) == ("get_time", "time")
+    assert cards[1]["todos"] == [{"content": "read it", "status": "in_progress"}]
+    # The running delegate_task row carries no cards: a child's change resends the cards only.
+    assert first.values["tools"][0]["children"] == []
+    feed.add([RunEvent(8, "subagent_tool_end", {**ending()[0], "seq": 8})])
+    second = feed.patch()
+    assert set(second.values) == {"subagents"}
+    assert second.values["subagents"][1] is cards[1]  # the unchanged child's row is kept
+
+
+def test_a_finished_answer_shows_the_same_cards_folded_with_usage() -> None:
+    events = delegation() + ending()
+    view = replay(events)
+    tools = panel_fields(view)["tools"]
+    (delegate,) = tools
+    assert delegate["fold"] == "2 subagents · 41 s · 2 tools" == fold_line(view, "d1")
+    done, failed = delegate["children"]
+    assert (done["status"], done["summary"], done["usage"]) == (
+        "completed",
+        "12 files",
+        "1.2K in · 85 out tokens",
+    )
+    assert (failed["status"], failed["error"]) == ("failed", "The model did not answer.")
+    assert [t["name"] for t in failed["tools"]] == ["get_time"]
+    assert view.usage["input_tokens"] == 1215  # the answer's usage counts its children's
+    # The live feed's history ends with the same rows once the call is done.
+    feed = LiveFeed("r1", 7)
+    feed.add(RunEvent(e["seq"], e["type"], {k: v for k, v in e.items() if k != "type"})
+             for e in events)  # fmt: skip
+    assert feed.patch().values["tools"][0]["children"] == delegate["children"]
