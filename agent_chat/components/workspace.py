@@ -57,6 +57,12 @@ def _empty() -> rx.Component:
 def _file_list() -> rx.Component:
     return rx.box(
         rx.cond(
+            S.ws_version != "",
+            rx.text(
+                S.ws_version, size="1", class_name="ws-more", custom_attrs=tid("workspace-version")
+            ),
+        ),
+        rx.cond(
             S.ws_files.length() > 0,
             rx.el.div(
                 rx.foreach(S.ws_files, _file),

@@ -8,16 +8,18 @@ version, `Busy` for a switch).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from agent_chat.db import messages, turns
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import ChatMessage, MessageRole
 from agent_chat.runs.manager import StartedRun
-from agent_chat.services import attachment_parts, attachments
+from agent_chat.services import attachment_parts, attachments, workspace_versions
 from agent_chat.services.backend import Backend
 from agent_chat.services.conversations import refuse_while_running
 from agent_chat.services.runs import InvalidRunInput, check_can_start, check_message
+from agent_chat.services.workspace_versions import FilesShown
 
 
 def _message_and_uuid(
@@ -124,12 +126,17 @@ async def versions_of(svc: Backend, *, user_id: int, message_id: int) -> list[Ch
     return await svc.storage.call(messages.siblings, message_id=message_id, user_id=user_id)
 
 
-async def switch_version(
-    svc: Backend, *, user_id: int, message_id: int, step: int = 0
-) -> ChatMessage:
+@dataclass(frozen=True)
+class Switched:
+    message: ChatMessage  # the version shown now
+    files: FilesShown  # what became of the workspace folder
+
+
+async def switch(svc: Backend, *, user_id: int, message_id: int, step: int = 0) -> Switched:
     """Show the version `step` places away from this message (0: this one; clamped to the
-    first and last) and the branch below it from now on; the version shown. `Busy` while a
-    run of the conversation goes on (it answers on the branch shown)."""
+    first and last) and the branch below it from now on, and put the workspace folder as
+    that branch left it (services/workspace_versions.py). `Busy` while a run of the
+    conversation goes on (it answers on the branch shown, in the folder)."""
     if not isinstance(step, int) or isinstance(step, bool):
         raise InvalidRunInput(
             f"A version step is a whole number, not {step!r}.", {"step": "not a whole number"}
@@ -138,6 +145,18 @@ async def switch_version(
     await refuse_while_running(
         svc, user_id=user_id, session_uuid=session_uuid, action="Switching versions"
     )
-    return await svc.storage.call(
+    shown = await svc.storage.call(
         messages.switch_version, message_id=message_id, user_id=user_id, step=step
     )
+    files = await workspace_versions.follow_branch(
+        svc.storage, chat_session_id=shown.session_id, session_uuid=session_uuid
+    )
+    return Switched(shown, files)
+
+
+async def switch_version(
+    svc: Backend, *, user_id: int, message_id: int, step: int = 0
+) -> ChatMessage:
+    """`switch`, for a caller that needs only the version shown."""
+    switched = await switch(svc, user_id=user_id, message_id=message_id, step=step)
+    return switched.message

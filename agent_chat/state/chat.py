@@ -287,11 +287,14 @@ class ChatState(SidebarState):
 
     @rx.event
     async def switch_version(self, message_id: int, step: int) -> None:
-        """Show the previous/next version of a message (and the branch below it)."""
+        """Show the previous/next version of a message (and the branch below it; the
+        workspace folder follows, or the banner says why not)."""
         try:
-            await versions.switch_version(
+            switched = await versions.switch(
                 self.svc(), user_id=await self.user_id(), message_id=message_id, step=step
             )
+            if switched.files.note:
+                self.show_error(switched.files.note)
         except Busy as exc:
             self.show_error(str(exc))
             return

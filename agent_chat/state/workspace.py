@@ -27,6 +27,7 @@ from agent_chat.display.workspace_view import (
     stamp,
     workspace_available,
 )
+from agent_chat.services import workspace_versions
 from agent_chat.state.chat import ChatState
 
 log = logging.getLogger(__name__)
@@ -51,10 +52,12 @@ class WorkspaceState(ChatState):
     ws_loaded: bool = False
     ws_selected: str = ""
     ws_preview: PreviewRow | None = None
+    ws_version: str = ""  # "Files as answer 2/3 left them" (services/workspace_versions.py)
 
     _ws_poller: str = ""
     _ws_uuid: str = ""  # the conversation the listing is of
     _ws_stamp: str = ""  # the previewed file's size and time when it was read
+    _ws_version_key: str = ""  # the HEAD and shown messages the label was worked out for
 
     @rx.var
     def workspace_available(self) -> bool:
@@ -112,12 +115,33 @@ class WorkspaceState(ChatState):
             ws_skipped=list(listing.skipped),
             ws_exists=listing.exists,
         )
+        await self._ws_label(session_uuid)
         if not self.ws_loaded:
             self.ws_loaded = True
         if self.ws_selected:
             entry = next((f for f in listing.files if f.path == self.ws_selected), None)
             if entry is None or stamp(entry) != self._ws_stamp:
                 await self._ws_load_preview(session_uuid)
+
+    async def _ws_label(self, session_uuid: str) -> None:
+        """Which version the folder holds: asked again only when its checkpoint (HEAD, a
+        file read) or the shown messages (a switch, a new answer) changed."""
+        head = (
+            await asyncio.to_thread(workspace_versions.head_of, session_uuid)
+            if session_uuid
+            else None
+        )
+        key = f"{session_uuid}:{head}:{[m['id'] for m in self.messages]}"
+        if key == self._ws_version_key:
+            return
+        self._ws_version_key = key
+        me = await self.user_id_or_none()
+        label = ""
+        if head is not None and me is not None:
+            label = await workspace_versions.shown_label(
+                self.svc().storage, user_id=me, session_uuid=session_uuid
+            )
+        self._set_if_changed(ws_version=label)
 
     async def _ws_load_preview(self, session_uuid: str) -> None:
         """The selected file of `session_uuid`, which `owned_uuid` gave ("" reads nothing)."""

@@ -13,7 +13,6 @@ import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,32 +25,9 @@ from agent_chat.services import attachments as uploads
 from agent_chat.services import checkpoints, conversations, versions
 from agent_chat.services import runs as use
 from tests.fakes.model_server import RunningFakeModel
-from tests.support.runs import fake_model_row, finished, managers, new_chat
+from tests.support.runs import finished, new_chat
 
-PROFILES = ("chat", "workspace")
 LISTED = "listed:"  # what the listing command prints before the folder's names
-
-
-@pytest.fixture
-def workspaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The root both sides read: the bridge from its settings, the app from the environment."""
-    root = tmp_path / "workspaces"
-    monkeypatch.setenv("AGENT_CHAT_WORKSPACES_DIR", str(root))
-    return root
-
-
-@pytest.fixture
-async def svc(
-    db_url: str, storage: Storage, start_bridge: Any, fake_model: RunningFakeModel, workspaces: Path
-) -> AsyncIterator[SimpleNamespace]:
-    bridge = start_bridge(
-        keepalive_interval_s=0.5, tool_profiles=PROFILES, workspaces_root=workspaces
-    )
-    fake_model_row(storage, fake_model)
-    async with managers(db_url, storage) as make:
-        runs = await make(bridge.base_url, tool_profiles=PROFILES)
-        checkpoints.attach(runs)
-        yield SimpleNamespace(storage=storage, runs=runs, settings=runs.settings)
 
 
 def script(*commands: str) -> str:
