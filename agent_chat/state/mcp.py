@@ -49,7 +49,8 @@ class McpState(AppState):
     @rx.event(background=True)
     async def load(self):
         async with self:
-            self.form_open, self.editing_id, self.loaded = False, 0, False
+            # `form` may hold a secret typed in it: never kept for the next sync of the tab.
+            self.form_open, self.editing_id, self.loaded, self.form = False, 0, False, {}
             self._clear_test()
             await self._reload(with_status=False)
             self.loaded = True
@@ -86,6 +87,7 @@ class McpState(AppState):
     @rx.event
     def cancel(self) -> None:
         self.form_open, self.editing_id, self.field_errors, self.form_error = False, 0, {}, ""
+        self.form = {}
 
     @rx.event
     def set_field(self, name: str, value: str | bool) -> None:
@@ -135,7 +137,7 @@ class McpState(AppState):
         except Forbidden as exc:
             self.form_error = str(exc)
             return None
-        self.form_open, self.editing_id = False, 0
+        self.form_open, self.editing_id, self.form = False, 0, {}
         await self._reload(with_status=False)
         return rx.toast(f"MCP server {given.name} saved", duration=2000)
 
@@ -209,5 +211,5 @@ class McpState(AppState):
         except StoreError as exc:
             self.show_error(f"Could not delete the server: {exc}")
         if self.editing_id == server_id:
-            self.form_open, self.editing_id = False, 0
+            self.form_open, self.editing_id, self.form = False, 0, {}
         await self._reload(with_status=False)

@@ -132,3 +132,35 @@ def test_an_asking_server_holds_the_call_in_the_approval_card_until_allowed(
     row.get_by_test_id("mcp-delete").click()
     page.get_by_test_id("mcp-delete-confirm").click()
     expect(page.get_by_test_id("mcp-row")).to_have_count(0)
+
+
+def test_a_stored_secret_never_comes_back_to_the_browser(page: Page, stack: Stack) -> None:
+    secret = "quince-secret-5150"
+    _open(page, stack)
+    _add_time(page)
+    page.get_by_test_id("mcp-env").fill(f"TIME_SECRET={secret}")
+    page.get_by_test_id("mcp-save").click()
+    expect(page.get_by_test_id("mcp-row")).to_have_count(1)
+    received: list[str] = []
+    page.on(
+        "websocket",
+        lambda ws: ws.on("framereceived", lambda frame: received.append(str(frame))),
+    )
+    _open(page, stack)  # a fresh page load: its own websocket
+    row = page.get_by_test_id("mcp-row").filter(has_text="time")
+    expect(row).to_contain_text("secrets: TIME_SECRET")
+    row.get_by_test_id("mcp-edit").click()
+    expect(page.get_by_test_id("mcp-env")).to_have_value("TIME_SECRET=\n")
+    # Saved unchanged: the secret stays (the server still starts with it), never shown.
+    page.get_by_test_id("mcp-save").click()
+    expect(page.get_by_test_id("mcp-form")).to_have_count(0)
+    row.get_by_test_id("mcp-row-test").click()
+    expect(page.get_by_test_id("mcp-test-result")).to_have_attribute(
+        "data-ok", "true", timeout=60_000
+    )
+    assert received, "no websocket frame was seen"
+    assert not [f for f in received if secret in f]
+    assert secret not in page.content()
+    row.get_by_test_id("mcp-delete").click()
+    page.get_by_test_id("mcp-delete-confirm").click()
+    expect(page.get_by_test_id("mcp-row")).to_have_count(0)

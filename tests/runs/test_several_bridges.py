@@ -255,3 +255,33 @@ async def test_no_reachable_bridge_refuses_the_run_and_keeps_the_question(
     again = await manager.send(session_uuid=new_chat(storage), text="still?", user_id=user)
     refused = await finished(storage, again.assistant_message_id)
     assert refused.error.startswith("No agent service is reachable right now")
+
+
+async def test_every_bridge_gets_the_same_mcp_servers(
+    two: TwoBridges, make_manager: MakeManager, storage: Storage, fake_model_row: int, user: int
+) -> None:
+    """The servers live in the database and go with each run: a run on either bridge calls
+    the reference time server, and each bridge then reports it connected."""
+    import sys
+
+    from agent_chat.db import mcp_servers
+
+    server = mcp_servers.McpValues(
+        name="time", transport="stdio", command=sys.executable, args=["-m", "mcp_server_time"],
+        ask=False,
+    )  # fmt: skip
+    storage.call_sync(mcp_servers.save_server, server_id=None, values=server)
+    manager = await make_manager(two.urls)
+    text = 'time?\nCALL mcp__time__get_current_time {"timezone": "America/Lima"}'
+    started = [
+        await manager.send(session_uuid=new_chat(storage), text=text, user_id=user)
+        for _ in range(2)
+    ]
+    pinned = [message(storage, s.assistant_message_id).bridge_url for s in started]
+    assert sorted(pinned) == sorted(two.urls)  # one run on each bridge
+    for s in started:
+        answer = await finished(storage, s.assistant_message_id, timeout=60)
+        assert answer.status == "SUCCESS" and "America/Lima" in answer.content, answer.content
+    for url in two.urls:
+        rows = httpx.get(f"{url}/mcp/status", timeout=10).json()["servers"]
+        assert {"name": "time", "connected": True, "tools": 2, "error": None} in rows
