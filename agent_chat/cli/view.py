@@ -15,6 +15,30 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 TAIL_LINES = 12  # of the streaming answer in the live view (the whole one is printed at the end)
+GOAL_CHARS = 60  # of a child agent's goal on its line
+
+
+@dataclass
+class Child:
+    """A child agent (hermes' delegate_task) as its lines tell it."""
+
+    goal: str
+    tools: int = 0
+
+    def line(self, ending: str = "") -> str:
+        goal = " ".join(self.goal.split())
+        goal = goal if len(goal) <= GOAL_CHARS else goal[:GOAL_CHARS] + "…"
+        return f"↳ subagent: {goal} … {ending}" if ending else f"↳ subagent: {goal} …"
+
+
+def _ending(data: dict[str, Any], tools: int) -> str:
+    counted = f"({tools} tool{'s' if tools != 1 else ''})"
+    state = data.get("state")
+    if state == "succeeded":
+        return f"done {counted}"
+    if state == "stopped":
+        return f"stopped {counted}"
+    return f"failed {counted}: {data.get('error') or 'no reason given'}"
 
 
 @dataclass
@@ -29,9 +53,27 @@ class RunView:
     todos: list[dict[str, Any]] = field(default_factory=list)
     final: dict[str, Any] | None = None
     outcome: str | None = None  # run_completed / run_failed / run_stopped
+    children: dict[str, Child] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)  # one per child's start and end, in order
+
+    def _child(self, kind: str, data: dict[str, Any]) -> None:
+        """A child agent's start and end are lines of their own; its work is not the
+        answer's (its text, tools and todos stay out of the answer's view)."""
+        key = str(data.get("subagent") or "")
+        if kind == "subagent_start" and key not in self.children:
+            child = self.children[key] = Child(str(data.get("goal") or "(no goal)"))
+            self.lines.append(child.line())
+        elif (child := self.children.get(key)) is None:
+            return
+        elif kind == "subagent_tool_end":
+            child.tools += 1
+        elif kind == "subagent_end":
+            self.lines.append(child.line(_ending(data, child.tools)))
 
     def apply(self, kind: str, data: dict[str, Any]) -> None:
-        if kind == "run_started":
+        if kind.startswith("subagent_"):
+            self._child(kind, data)
+        elif kind == "run_started":
             self.state = "running"
         elif kind == "text_delta":
             self.text += str(data.get("text", ""))
@@ -117,7 +159,13 @@ class Screen:
 
     def update(self, kind: str, data: dict[str, Any]) -> None:
         before = self.view.text
+        told = len(self.view.lines)
         self.view.apply(kind, data)
+        for line in self.view.lines[told:]:  # a child agent started or ended
+            if self.live_mode:
+                self.console.print(Text(line, style="dim"))  # above the live view
+            else:
+                self.err.print(line, style="dim", highlight=False, markup=False)
         if self._live is not None:
             self._live.update(self._render())
             return
