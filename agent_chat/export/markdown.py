@@ -20,6 +20,9 @@ from agent_chat.export.markdown_escape import contain, details, fenced, inline
 from agent_chat.export.reading import SessionExport, stored_choices
 from agent_chat.export.tree import MessageTree
 from agent_chat.protocol.reducer import RunView, ToolCall
+from agent_chat.protocol.views import Subagent
+
+_OUTCOME = {"succeeded": "completed", "failed": "failed", "stopped": "stopped"}
 
 
 def _when(value: datetime | None) -> str:
@@ -55,6 +58,42 @@ def _tool_md(call: ToolCall) -> str:
     if call.result is not None:
         parts += ["Error:" if call.is_error else "Result:", _code(call.result)]
     return details(f"Tool: {call.tool or 'unknown'} ({note})", "\n\n".join(parts))
+
+
+def _subagent_md(child: Subagent, place: str) -> str:
+    """A child agent of a delegate_task call (its own block after the call's: details never
+    nest): goal, outcome, summary or error, and the tools it used."""
+    outcome = _OUTCOME.get(child.state, "did not finish")
+    calls = len(child.tools)
+    facts = [outcome, f"{calls} tool{'s' if calls != 1 else ''}"]
+    if child.duration_s is not None:
+        facts.append(f"{child.duration_s:.0f} s")
+    used = child.usage
+    if used.get("input_tokens") or used.get("output_tokens"):
+        facts.append(
+            f"{used.get('input_tokens') or 0} in · {used.get('output_tokens') or 0} out tokens"
+        )
+    goal = child.goal.strip() or "(no goal)"
+    body = [f"Goal:\n\n{contain(goal)}"]
+    if child.summary.strip():
+        body.append(f"Summary:\n\n{contain(child.summary)}")
+    if child.error:
+        body.append(fenced(child.error, "text"))
+    if child.tools:
+        body.append("Tools: " + ", ".join(f"`{inline(c.tool)}`" for c in child.tools))
+    return details(f"Subagent {place}: {goal} ({', '.join(facts)})", "\n\n".join(body))
+
+
+def _tools_md(view: RunView) -> list[str]:
+    """Each call, a delegate_task call followed by its child agents."""
+    blocks = []
+    for call in view.tools:
+        blocks.append(_tool_md(call))
+        children = view.children_of(call.call_id)
+        blocks += [
+            _subagent_md(child, f"{n}/{len(children)}") for n, child in enumerate(children, 1)
+        ]
+    return blocks
 
 
 def _todos_md(view: RunView) -> str:
@@ -100,7 +139,7 @@ def _assistant_body(message: ChatMessage, data: SessionExport) -> list[str]:
     blocks: list[str] = []
     if view.thinking.strip():
         blocks.append(details("Thinking", contain(view.thinking)))
-    blocks += [_tool_md(call) for call in view.tools]
+    blocks += _tools_md(view)
     if view.todos:
         blocks.append(_todos_md(view))
     for question, answer in view.answers:
