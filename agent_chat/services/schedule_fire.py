@@ -6,8 +6,9 @@ any other. "Run now" is the same start, claimed by the person.
 
 Where it lands: mode "new" makes a conversation titled with the schedule's title and the
 local date; "append" adds to the chosen conversation. A firing that cannot start (the model
-deleted, the conversation gone or busy, the person at their limit) records why in the
-schedule's history and makes no conversation. One that runs after an occurrence the app was
+deleted, the person at their limit) records why in the schedule's history and, as a FAILED
+answer saying why, in its conversation (`db/schedule_failures.py`); when the conversation it
+adds to was deleted or is busy, only the history says it. One that runs after an occurrence the app was
 down for says so in its message, so the agent and the person know it ran late.
 """
 
@@ -17,20 +18,18 @@ import logging
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from agent_chat.db import model_configs, schedules
+from agent_chat.db import model_configs, schedule_failures, schedules
 from agent_chat.db.errors import StoreError
 from agent_chat.db.models import ChatSession, utcnow
+from agent_chat.db.running import RUN_ACTIVE
 from agent_chat.db.schedule_models import Schedule, ScheduleRun
 from agent_chat.db.schedules import Claimed
+from agent_chat.runs.bus import SessionChange
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import RunRefused
 from agent_chat.runs.periodic import Periodic
 from agent_chat.services.backend import Backend
-from agent_chat.services.conversations import (
-    create_conversation,
-    delete_conversation,
-    remove_folder,
-)
+from agent_chat.services.conversations import create_conversation
 from agent_chat.services.errors import ServiceError
 from agent_chat.services.ids import row_id
 from agent_chat.services.runs import start_run
@@ -110,11 +109,10 @@ async def start_firing(svc: Backend, claimed: Claimed, *, now: datetime) -> Sche
         )
     except (_Unstartable, RunRefused, ServiceError, StoreError, BridgeError) as exc:
         error = str(exc) or type(exc).__name__
-        if chat is not None and schedule.mode == "new":
-            await _drop_new(svc, schedule, chat)
-        await svc.storage.call(schedules.record_outcome, run_id=run.id or 0, error=error)
         log.info("Schedule %s could not start: %s", schedule.id, error)
         run.error = error
+        await _unstarted(svc, claimed, chat, error, busy=isinstance(exc, RunRefused)
+                         and exc.code == RUN_ACTIVE, now=now)  # fmt: skip
         return run
     await svc.storage.call(
         schedules.record_outcome,
@@ -129,12 +127,42 @@ async def start_firing(svc: Backend, claimed: Claimed, *, now: datetime) -> Sche
     return run
 
 
-async def _drop_new(svc: Backend, schedule: Schedule, chat: ChatSession) -> None:
-    """The empty conversation a refused firing made goes again (its history says why)."""
-    try:
-        await delete_conversation(svc, user_id=schedule.owner_id, session_uuid=chat.session_uuid)
-    except (ServiceError, StoreError):
-        await remove_folder(chat.session_uuid)
+async def _unstarted(
+    svc: Backend,
+    claimed: Claimed,
+    chat: ChatSession | None,
+    error: str,
+    *,
+    busy: bool,
+    now: datetime,
+) -> None:
+    """Where the person looks: the prompt and a FAILED answer saying why, in the firing's
+    conversation (a new one made for it when none was yet). Only the history says it when
+    there is no conversation to say it in (the one it adds to was deleted), or when that one
+    is busy (a turn cannot be added under a working answer)."""
+    schedule, run = claimed.schedule, claimed.run
+    if chat is None and schedule.mode == "new":
+        try:
+            chat = await create_conversation(
+                svc,
+                user_id=schedule.owner_id,
+                title=conversation_title(schedule, run.due_at),
+            )
+        except (ServiceError, StoreError):
+            chat = None
+    if chat is None or busy:
+        await svc.storage.call(schedules.record_outcome, run_id=run.id or 0, error=error)
+        return
+    run.session_id = chat.id
+    run.message_id = await svc.storage.call(
+        schedule_failures.record_unstarted,
+        chat_id=chat.id or 0,
+        run_id=run.id or 0,
+        schedule_id=schedule.id or 0,
+        text=message_text(schedule, run, now),
+        error=error,
+    )
+    svc.runs.bus.publish_session(SessionChange(chat.session_uuid, "", schedule.owner_id))
 
 
 async def fire_due(svc: Backend, *, now: datetime | None = None) -> list[ScheduleRun]:

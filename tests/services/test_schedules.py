@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agent_chat.db import model_configs, schedules
+from agent_chat.db import model_configs, schedules, sessions
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.storage import Storage
@@ -106,9 +106,20 @@ async def test_a_deleted_model_or_conversation_fails_the_firing_with_why(
     storage.call_sync(model_configs.delete_model, model_id=extra.id)
     [run] = await fire.fire_due(svc, now=MONDAY_9)
     assert run.error == "The model chosen for this schedule was deleted: choose another."
-    assert run.session_id is None
+    # The person sees it where the answer would be: a conversation, unread, with the
+    # prompt and a FAILED answer that says why.
     [info] = await use.schedule_history(svc, user_id=user, schedule_id=schedule_id)
-    assert info.session_uuid is None and info.run.error == run.error
+    assert info.session_uuid is not None and info.run.error == run.error
+    assert info.status == "FAILED" and info.run.message_id == run.message_id
+    question, answer = chat_messages(svc.storage, info.session_uuid)
+    assert question.content == "Summarise the news" and question.role == "USER"
+    assert (answer.status, answer.error) == (
+        "FAILED",
+        "This scheduled run could not start: " + run.error,
+    )
+    chat = storage.call_sync(sessions.get_session, session_uuid=info.session_uuid, user_id=user)
+    assert chat.unread and chat.schedule_id == schedule_id
+    assert chat.title == "Digest · Mon 11 Jan 2027"
     assert not await svc.storage.call(schedules.list_schedules, user_id=user + 999)
 
     chat = new_chat(storage, user)
