@@ -49,6 +49,8 @@ __all__ = [
     "BadCheckpoint",
     "Recorded",
     "TooManyEntries",
+    "UNDONE",
+    "current_name",
     "has_checkpoint",
     "has_store",
     "load",
@@ -57,6 +59,7 @@ __all__ = [
     "store_of",
 ]
 
+UNDONE = "-undone"  # the suffix of an answer's checkpoint after its changes were undone
 MAX_STORED_BYTES = 50 * 1024 * 1024  # a file's bytes are kept up to this size
 MAX_ENTRIES = 100_000  # files, folders and links of one checkpoint
 CHUNK = 1024 * 1024
@@ -227,3 +230,14 @@ def has_store(root: Path, session_uuid: str) -> bool:
 
 def has_checkpoint(root: Path, session_uuid: str, name: str) -> bool:
     return store_of(root, session_uuid).has(name)
+
+
+def current_name(root: Path, session_uuid: str, answer_id: int | str) -> str | None:
+    """The name of the answer's checkpoint as its files stand: the one recorded when its
+    changes were undone (`<id>-undone`: a checkpoint never changes, so an undo is a new one)
+    or the one its run recorded (`<id>`); None when it has neither."""
+    store = store_of(root, session_uuid)
+    for name in (f"{answer_id}{UNDONE}", str(answer_id)):
+        if store.has(name):
+            return name
+    return None

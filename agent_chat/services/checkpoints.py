@@ -38,7 +38,7 @@ from agent_chat.common.checkpoints import (
     BadCheckpoint,
     Recorded,
     TooManyEntries,
-    has_checkpoint,
+    current_name,
     has_store,
     record,
 )
@@ -125,11 +125,13 @@ async def restore_before(
     root = workspaces_root() if root is None else root
     if not await asyncio.to_thread(has_store, root, session_uuid):
         return None  # no checkpoint ever: the folder predates them
-    point, files = await storage.call(_restore_point, question_id=turn.question_id)
-    name = None if point is None else str(point)
-    if name is not None and not await asyncio.to_thread(has_checkpoint, root, session_uuid, name):
-        log.info("Answer %s has no checkpoint: %s left as it is", point, session_uuid)
-        return None
+    point, files = await storage.call(restore_point, question_id=turn.question_id)
+    name = None
+    if point is not None:  # its files as they stand (an undo of its changes is a checkpoint)
+        name = await asyncio.to_thread(current_name, root, session_uuid, point)
+        if name is None:
+            log.info("Answer %s has no checkpoint: %s left as it is", point, session_uuid)
+            return None
     wanted = {(row.size, row.sha256) for row in files}
     try:
         keep = await asyncio.to_thread(_attachments_holding, root, session_uuid, wanted)
@@ -139,7 +141,7 @@ async def restore_before(
         raise WorkspaceNotRestored(NOT_RESTORED.format(reason=_reason(exc))) from exc
 
 
-def _restore_point(*, session: Any, question_id: int) -> tuple[int | None, list[Any]]:
+def restore_point(*, session: Any, question_id: int) -> tuple[int | None, list[Any]]:
     """The nearest Workspace answer above the question (None: none, the first turn) and
     the question's attachments."""
     question = messages.get_message(session=session, message_id=question_id)

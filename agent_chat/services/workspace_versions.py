@@ -23,9 +23,10 @@ from typing import Any
 
 from agent_chat.common.checkpoint_restore import CheckpointMissing, restore
 from agent_chat.common.checkpoints import (
+    UNDONE,
     BadCheckpoint,
     TooManyEntries,
-    has_checkpoint,
+    current_name,
     has_store,
     store_of,
 )
@@ -85,9 +86,11 @@ async def follow_branch(
     found, answer_id = await storage.call(_branch_target, chat_session_id=chat_session_id)
     if not await asyncio.to_thread(has_store, root, session_uuid):
         return FilesShown(False, note=NOT_RECORDED if found else "")
-    name = None if answer_id is None else str(answer_id)
-    if name is not None and not await asyncio.to_thread(has_checkpoint, root, session_uuid, name):
-        return FilesShown(False, note=NOT_RECORDED)
+    name = None
+    if answer_id is not None:
+        name = await asyncio.to_thread(current_name, root, session_uuid, answer_id)
+        if name is None:
+            return FilesShown(False, note=NOT_RECORDED)
     try:
         done = await asyncio.to_thread(restore, root, session_uuid, name)
     except (OSError, BadCheckpoint, CheckpointMissing, TooManyEntries) as exc:
@@ -116,18 +119,19 @@ def _label(*, session: Any, session_uuid: str, user_id: int, head: str) -> str:
     if chat is None or chat.id is None:
         return ""
     answer = last_workspace_answer(messages.active_branch(session=session, chat_session_id=chat.id))
-    if answer is None or head != str(answer.id):
+    if answer is None or head not in (str(answer.id), f"{answer.id}{UNDONE}"):
         return ""  # a run under way, or nothing recorded for this branch
+    undone = ", its changes undone" if head.endswith(UNDONE) else ""
     group = messages.siblings(session=session, message_id=answer.id, user_id=user_id)
     if len(group) > 1:
         index = [m.id for m in group].index(answer.id) + 1
-        return f"Files as answer {index}/{len(group)} left them"
+        return f"Files as answer {index}/{len(group)} left them{undone}"
     if answer.parent_id is not None:
         asked = messages.siblings(session=session, message_id=answer.parent_id, user_id=user_id)
         if len(asked) > 1:
             index = [m.id for m in asked].index(answer.parent_id) + 1
-            return f"Files as the answer to question {index}/{len(asked)} left them"
-    return "Files as the last answer left them"
+            return f"Files as the answer to question {index}/{len(asked)} left them{undone}"
+    return f"Files as the last answer left them{undone}"
 
 
 def head_of(session_uuid: str, root: Path | None = None) -> str | None:
