@@ -4,7 +4,7 @@ run), list a message's versions and switch to one: the page's use cases
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path
 from pydantic import Field
@@ -12,10 +12,11 @@ from pydantic import Field
 from agent_chat import routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import responses
-from agent_chat.api.runs import started
+from agent_chat.api.runs import refusals, started
 from agent_chat.api.schemas import MAX_ID, MessageEdit, Out, RunStarted, VersionList
 from agent_chat.api.views import version_out
 from agent_chat.services import versions as use
+from agent_chat.services import workspace_changes
 
 router = APIRouter(tags=["versions"])
 
@@ -93,3 +94,65 @@ async def activate(svc: Svc, me: Me, message_id: MessageId) -> VersionsActivated
             restored=files.restored, answer_id=files.answer_id, note=files.note
         ),
     )
+
+
+# ---- what an answer changed in the workspace, and undo ---------------------------------------
+
+API_WORKSPACE_CHANGES = "/api/chat/messages/{message_id}/workspace-changes"
+API_WORKSPACE_UNDO = API_WORKSPACE_CHANGES + "/undo"
+
+
+class FileChangeOut(Out):
+    path: str = Field(description="Relative to the conversation's folder.")
+    change: Literal["added", "changed", "deleted"]
+    kind: Literal["file", "link"]
+    size_before: int | None = Field(default=None, description="Bytes; null: no file there.")
+    size_after: int | None = None
+    binary: bool = Field(description="No text diff: not UTF-8 text, or too big to keep.")
+    diff: str = Field(description="A unified diff of a text file (or a link's target).")
+    truncated: bool = Field(description="The diff was cut at its size limits.")
+
+
+class WorkspaceChangesOut(Out):
+    answer_id: int
+    parent_answer_id: int | None = Field(
+        description="The answer whose files it started from (null: the empty folder)."
+    )
+    known: bool = Field(description="Both states are recorded (else no changes are listed).")
+    undone: bool = Field(description="Its changes were undone.")
+    can_undo: bool = Field(description="The folder holds its files and something changed.")
+    changes: list[FileChangeOut]
+
+
+def _changes_out(found: workspace_changes.AnswerChanges) -> WorkspaceChangesOut:
+    return WorkspaceChangesOut(
+        answer_id=found.answer_id,
+        parent_answer_id=found.parent_id,
+        known=found.known,
+        undone=found.undone,
+        can_undo=found.can_undo,
+        changes=[FileChangeOut(**vars(c)) for c in found.changes],
+    )
+
+
+@router.get(
+    API_WORKSPACE_CHANGES, response_model=WorkspaceChangesOut, responses=responses(404, 422)
+)
+async def changes(svc: Svc, me: Me, message_id: MessageId) -> WorkspaceChangesOut:
+    """What a Workspace answer changed in the conversation's folder: its files compared with
+    those it started from (the answer above, or the empty folder)."""
+    with refusals():
+        found = await workspace_changes.changes_of(svc, user_id=me, message_id=message_id)
+    return _changes_out(found)
+
+
+@router.post(
+    API_WORKSPACE_UNDO, response_model=WorkspaceChangesOut, responses=responses(404, 409, 422)
+)
+async def undo(svc: Svc, me: Me, message_id: MessageId) -> WorkspaceChangesOut:
+    """Put the folder back as before this answer, recorded as the answer's files from now
+    on (a switch to its branch and a regenerate below it start from there). Only the shown
+    branch's last Workspace answer (409 `not_latest`); 409 while a run goes on."""
+    with refusals():
+        found = await workspace_changes.undo_changes(svc, user_id=me, message_id=message_id)
+    return _changes_out(found)

@@ -17,6 +17,7 @@ from agent_chat.components.thinking import (
     todo_list,
     tool_history,
 )
+from agent_chat.components.workspace_changes import changes_link
 from agent_chat.display.rows import FileRow, MessageRow
 from agent_chat.state.chat import ChatState
 from agent_chat.state.live import LiveState
@@ -272,6 +273,7 @@ def _final_body(row: MessageRow) -> rx.Component:
                     row["usage"], size="1", color_scheme="gray", custom_attrs=tid("message-usage")
                 ),
             ),
+            changes_link(row),
             align="center",
             spacing="2",
             wrap="wrap",

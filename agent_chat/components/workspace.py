@@ -8,6 +8,7 @@ import reflex as rx
 
 from agent_chat.components.common import safe_markdown, sheet_header, tid
 from agent_chat.components.tool_view import highlighted
+from agent_chat.components.workspace_changes import changes_dialog
 from agent_chat.display.workspace_view import FileRow, PreviewRow
 from agent_chat.state.workspace import WorkspaceState
 
@@ -211,5 +212,6 @@ def workspace_drawer() -> rx.Component:
                 content="Workspace files",
             ),
             rx.dialog.root(workspace_sheet(), open=S.ws_open, on_open_change=S.set_ws_open),
+            changes_dialog(),
         ),
     )

@@ -3,6 +3,7 @@ choices. The live run of the conversation is `LiveState` (state/live.py), below 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import reflex as rx
@@ -26,6 +27,7 @@ from agent_chat.services.conversations import ConversationNotFound, conversation
 from agent_chat.services.errors import Busy
 from agent_chat.services.models import list_models
 from agent_chat.services.runs import REFUSALS
+from agent_chat.services.workspace_changes import footer_labels
 from agent_chat.skills import list_skills
 from agent_chat.state.sidebar import SidebarState
 
@@ -46,6 +48,7 @@ def route_session_id(state: rx.State) -> str:
 class ChatState(SidebarState):
     not_found: bool = False
     messages: list[MessageRow] = []
+    answer_changes: dict[str, str] = {}  # answer id -> "3 files changed" (workspace_changes)
     has_earlier: bool = False  # older messages of the branch are not loaded yet
     shown_limit: int = PAGE_SIZE
     composer_error: str = ""
@@ -211,6 +214,8 @@ class ChatState(SidebarState):
                 row = {**row, **{k: unfolded[m.id][k] for k in UNFOLDED_FIELDS}}
             rows.append(row)
         self._set("messages", rows)
+        labels = await asyncio.to_thread(footer_labels, chat.session_uuid, view.branch)
+        self._set("answer_changes", labels)
         self._set("queued", [[str(q.id), q.content] for q in view.queued])
         meter = conversation_meter(view.branch, view.models, view.model)
         self._set("context_meter", meter.text)
