@@ -208,7 +208,9 @@ def create_app(rate: float, recorder: Recorder) -> Starlette:
         async def receive():
             nonlocal sent
             if sent:
-                return {"type": "http.disconnect"}
+                # The client stays until the response ends: a disconnect at once made the
+                # test fake stop a slow streamed answer half-way (its disconnect check).
+                await asyncio.Event().wait()
             sent = True
             return {"type": "http.request", "body": payload, "more_body": False}
 

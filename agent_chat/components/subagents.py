@@ -15,13 +15,10 @@ _TODO_MARK = {"completed": "✓", "in_progress": "›", "cancelled": "×"}
 
 
 def _tool(tool: SubToolRow) -> rx.Component:
-    mark = rx.cond(
-        tool["done"],
-        rx.cond(
-            tool["is_error"],
-            rx.icon("circle-x", size=12, color=rx.color("red", 10)),
-            rx.icon("circle-check", size=12, color=rx.color("green", 10)),
-        ),
+    mark = rx.match(
+        tool["state"],
+        ("error", rx.icon("circle-x", size=12, color=rx.color("red", 10))),
+        ("ok", rx.icon("circle-check", size=12, color=rx.color("green", 10))),
         rx.spinner(size="1"),
     )
     return rx.hstack(
@@ -103,12 +100,16 @@ def subagent_card(row: SubagentRow) -> rx.Component:
                 rx.el.summary(
                     rx.text(
                         "Tools (",
-                        row["tools"].length(),
+                        row["tools"].length() + row["earlier"],
                         ")",
                         size="1",
                         as_="span",
                         color_scheme="gray",
                     ),
+                ),
+                rx.cond(
+                    row["earlier"] > 0,
+                    rx.text("… ", row["earlier"], " earlier", size="1", color_scheme="gray"),
                 ),
                 rx.vstack(rx.foreach(row["tools"], _tool), spacing="0", width="100%"),
                 open=status == "running",

@@ -18,6 +18,7 @@ from agent_chat.display.rows import todo_rows, tool_rows
 from agent_chat.display.streams import answer_stream_id, thinking_stream_id
 from agent_chat.display.subagent_rows import (
     DELEGATE_TOOL,
+    LIVE_TOOLS,
     SubagentRow,
     SubToolRow,
     sub_tool_row,
@@ -73,7 +74,8 @@ class LiveFeed:
         self._page: dict[str, str] = {}  # stream id -> the text the page was sent
         self._units: dict[str, int] = {}  # stream id -> its js_length (kept, not recounted)
         self._shapes = ShapeCache()  # tool views, shaped once per changed call
-        self._child_tools: dict[str, tuple[ToolCall, SubToolRow]] = {}  # call id -> row
+        # (child id, call id) -> (the call, its card row): call ids repeat across children.
+        self._child_tools: dict[tuple[str, str], tuple[ToolCall, SubToolRow]] = {}
         self._child_rows: dict[str, tuple[object, SubagentRow]] = {}  # id -> (child, row)
 
     def add(self, events: Iterable[RunEvent]) -> None:
@@ -120,8 +122,9 @@ class LiveFeed:
         }
 
     def _live_children(self, call: ToolCall) -> list[SubagentRow]:
-        """The cards of the delegate_task call running now; a child unchanged since the last
-        patch keeps its row, a changed one reuses its unchanged calls' rows."""
+        """The cards of the delegate_task call running now, each with its newest calls only
+        (`LIVE_TOOLS`: a card's size stays bounded however long its child works); a child
+        unchanged since the last patch keeps its row, a changed one its unchanged calls'."""
         if call.tool != DELEGATE_TOOL:
             return []
         rows = []
@@ -131,10 +134,11 @@ class LiveFeed:
                 rows.append(kept[1])
                 continue
             tools = []
-            for tool in child.tools:
-                kept_tool = self._child_tools.get(tool.call_id)
+            for tool in child.tools[-LIVE_TOOLS:]:
+                key = (child.subagent_id, tool.call_id)
+                kept_tool = self._child_tools.get(key)
                 if kept_tool is None or kept_tool[0] is not tool:
-                    kept_tool = self._child_tools[tool.call_id] = (tool, sub_tool_row(tool))
+                    kept_tool = self._child_tools[key] = (tool, sub_tool_row(tool))
                 tools.append(kept_tool[1])
             row = subagent_row(child, tools)
             self._child_rows[child.subagent_id] = (child, row)

@@ -42,14 +42,15 @@ def mcp_name(tool: str) -> tuple[str, str]:
     return name, server
 
 
+LIVE_TOOLS = 3  # the newest calls a live card carries; the finished card has them all
+
+
 class SubToolRow(TypedDict):
-    call_id: str
     tool: str  # hermes' name (data-tool)
     name: str  # what the card shows (an MCP tool's own name)
     server: str  # an MCP tool's server ("" otherwise)
     label: str  # the command, the path
-    done: bool
-    is_error: bool
+    state: str  # running | ok | error
     duration: str
 
 
@@ -69,6 +70,7 @@ class SubagentRow(TypedDict):
     current_server: str
     current_label: str
     tools: list[SubToolRow]
+    earlier: int  # calls made before those in `tools` (a live card shows the newest only)
     todos: list[SubTodoRow]
     summary: str  # its final answer as the parent got it
     error: str
@@ -87,13 +89,11 @@ def _duration(call: ToolCall) -> str:
 def sub_tool_row(call: ToolCall) -> SubToolRow:
     name, server = mcp_name(call.tool)
     return SubToolRow(
-        call_id=call.call_id,
         tool=call.tool,
         name=name,
         server=server,
         label=shape(call)["label"],
-        done=call.done,
-        is_error=call.is_error,
+        state=("error" if call.is_error else "ok") if call.done else "running",
         duration=_duration(call),
     )
 
@@ -115,8 +115,8 @@ def _seconds(child: Subagent) -> float | None:
 
 
 def subagent_row(child: Subagent, tools: list[SubToolRow] | None = None) -> SubagentRow:
-    """One card (`tools`: the child's calls already made into rows, when the caller keeps
-    them)."""
+    """One card (`tools`: rows of the child's newest calls, when the caller keeps them; the
+    calls before them are counted in `earlier`)."""
     current = child.current_tool
     running = current is not None and not current.done and not child.finished
     name, server = mcp_name(current.tool) if running and current else ("", "")
@@ -132,6 +132,7 @@ def subagent_row(child: Subagent, tools: list[SubToolRow] | None = None) -> Suba
         current_server=server,
         current_label=shape(current)["label"] if running and current else "",
         tools=tools if tools is not None else [sub_tool_row(c) for c in child.tools],
+        earlier=len(child.tools) - (len(tools) if tools is not None else len(child.tools)),
         todos=[
             SubTodoRow(content=str(t.get("content", "")), status=str(t.get("status", "")))
             for t in child.todos
