@@ -10,6 +10,11 @@ prod --single-port` with `REFLEX_REDIS_URL` (Reflex's Redis state manager) and
 leases), `AGENT_CHAT_DB_URL` (PostgreSQL) and `AGENT_CHAT_BRIDGE_URLS`. It waits until the
 app answers and prints its URL.
 
+PostgreSQL or Redis exiting by itself (a crash, an out-of-memory kill) is started again on
+the same data after a pause that grows (`Kept`), and the app reconnects; only one that keeps
+exiting stops the set-up. A bridge is kept running by its `BridgeSupervisor`, a web worker by
+granian (launch/supervisor.py).
+
 Every child runs in a process group of its own: a Ctrl-C or SIGTERM reaches the launcher
 only, which stops them in order (the app first, so that it writes what it has, then the
 bridges, then Redis, which saves its file, then PostgreSQL) and kills any group that has not
@@ -29,7 +34,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,12 +77,61 @@ def parse(argv: list[str] | None, default_port: int) -> argparse.Namespace:
     return args
 
 
+# A data server that exits by itself is started again after these pauses (systemd's
+# Restart=on-failure with a growing delay); one more exit within RESTART_WINDOW_S of the
+# last of them and the launcher gives up and stops everything.
+RESTART_DELAYS_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+RESTART_WINDOW_S = 300.0
+
+
+@dataclass
+class Kept:
+    """PostgreSQL or Redis, kept running: `start` makes a new server on the same data and
+    port. The app's connections come back by themselves (SQLAlchemy's pre-ping, the run
+    bus's and Reflex's Redis clients; runs/redis_watch.py when Redis lost its data)."""
+
+    server: Server
+    start: Callable[[], Server]
+    restarts: list[float] = field(default_factory=list)  # monotonic times, the recent ones
+
+    def check(self, stopping: threading.Event) -> bool:
+        """False when it has exited too often to try again."""
+        if self.server.alive():
+            return True
+        name, code = self.server.name, self.server.process.returncode
+        now = time.monotonic()
+        self.restarts = [t for t in self.restarts if now - t < RESTART_WINDOW_S]
+        if len(self.restarts) >= len(RESTART_DELAYS_S):
+            log.error(
+                "%s exited (code %s), the %d. time within %.0f s: giving up",
+                name, code, len(self.restarts) + 1, RESTART_WINDOW_S,
+            )  # fmt: skip
+            return False
+        delay = RESTART_DELAYS_S[len(self.restarts)]
+        log.error(
+            "%s exited (code %s): starting it again in %.0f s (restart %d of at most %d "
+            "within %.0f s)",
+            name, code, delay, len(self.restarts) + 1, len(RESTART_DELAYS_S), RESTART_WINDOW_S,
+        )  # fmt: skip
+        stop_group(self.server.process, signal.SIGKILL, 5)  # what it left (PostgreSQL's backends)
+        if stopping.wait(delay):
+            return True
+        self.restarts.append(time.monotonic())
+        try:
+            self.server = self.start()
+        except SystemExit as exc:  # the start functions say why this way
+            log.error("%s did not start again: %s", name, exc)
+            return True  # still dead: the next check counts another restart
+        log.info("%s is running again (pid %d)", name, self.server.process.pid)
+        return True
+
+
 @dataclass
 class Scaled:
     """Everything the launcher started, stopped in reverse order by `stop()`."""
 
     data: Path
-    servers: list[Server] = field(default_factory=list)  # PostgreSQL, Redis
+    servers: list[Kept] = field(default_factory=list)  # PostgreSQL, Redis
     bridges: list[BridgeSupervisor] = field(default_factory=list)
     starting: list[subprocess.Popen] = field(default_factory=list)  # bridges not yet answering
     app: subprocess.Popen | None = None
@@ -92,9 +146,9 @@ class Scaled:
                 stop_group(process, signal.SIGTERM, 15)
         for process in self.starting:
             stop_group(process, signal.SIGTERM, 15)
-        for server in reversed(self.servers):
-            log.info("stopping %s", server.name)
-            server.stop()
+        for kept in reversed(self.servers):
+            log.info("stopping %s", kept.server.name)
+            kept.server.stop()
         log.info("stopped; the data stays in %s", self.data)
 
 
@@ -183,10 +237,17 @@ def run(args: argparse.Namespace, app_host: str) -> int:
     scaled = Scaled(data)
     code = 1
     try:
-        pg, db_url = start_postgres(data / "postgres", args.pg_port, logs / "postgresql.log")
-        scaled.servers.append(pg)
-        redis, redis_url = start_redis(data / "redis", args.redis_port, logs / "redis.log")
-        scaled.servers.append(redis)
+
+        def postgres() -> tuple[Server, str]:
+            return start_postgres(data / "postgres", args.pg_port, logs / "postgresql.log")
+
+        def redis() -> tuple[Server, str]:
+            return start_redis(data / "redis", args.redis_port, logs / "redis.log")
+
+        pg, db_url = postgres()
+        scaled.servers.append(Kept(pg, lambda: postgres()[0]))
+        kept_redis, redis_url = redis()
+        scaled.servers.append(Kept(kept_redis, lambda: redis()[0]))
         env = {k: v for k, v in os.environ.items() if k not in _REPLACED}
         env.setdefault("HERMES_HOME", str(data / "hermes"))
         env.setdefault("AGENT_CHAT_WORKSPACES_DIR", str(data / "workspaces"))
@@ -229,8 +290,9 @@ def run(args: argparse.Namespace, app_host: str) -> int:
 def watch(
     scaled: Scaled, args: argparse.Namespace, app_host: str, stopping: threading.Event
 ) -> int:
-    """Announce the app once it answers; then wait for a signal, or for the app, PostgreSQL
-    or Redis to end by itself (then everything stops: the set-up is incomplete)."""
+    """Announce the app once it answers; then wait for a signal or for the app to end by
+    itself (then everything stops). PostgreSQL or Redis ending by itself is started again
+    (`Kept`); everything stops when one keeps ending."""
     local = "127.0.0.1" if app_host in ("0.0.0.0", "::", "") else app_host
     host = f"[{local}]" if ":" in local else local
     url = f"http://{host}:{args.port}"
@@ -244,9 +306,8 @@ def watch(
                 None if scaled.app is None else scaled.app.returncode,
             )
             return 1
-        for server in scaled.servers:
-            if not server.alive():
-                log.error("%s exited (code %s)", server.name, server.process.returncode)
+        for kept in scaled.servers:
+            if not kept.check(stopping):
                 return 1
         if not announced:
             with contextlib.suppress(httpx.HTTPError):

@@ -125,3 +125,39 @@ async def test_the_watch_notices_each_restart_once(tmp_path: Path) -> None:
             assert calls == [1] and watch.restarts == 1
         finally:
             await watch.close()
+
+
+async def test_a_stream_that_lost_its_beginning_is_filled_from_the_stored_log(
+    bridge: RunningBridge, storage: Storage, fake_model_row: int, db_url: str, user: int,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Redis restarted from a file saved minutes ago while the consumer went on appending:
+    the stream holds the run's later events only, and a stream takes no entry below its
+    newest. A reader from the start gets the missing ones from the stored log, each seq once,
+    in order, then the rest."""
+    from agent_chat.db import logs
+    from agent_chat.protocol.log_codec import stored_events
+
+    with own_redis(tmp_path) as server:
+        async with runs.managers(
+            db_url, storage, redis_url=server.url, prefix=new_prefix()
+        ) as make:
+            one = await make(bridge.base_url)
+            two = await make(bridge.base_url)
+            started = await one.send(session_uuid=new_chat(storage), text="long 40", user_id=user)
+            answer = await finished(storage, started.assistant_message_id, timeout=60)
+            rows = storage.call_sync(logs.list_logs, message_id=started.assistant_message_id)
+            stored = [e for r in rows for e in stored_events(r.seq, r.kind, r.content, r.meta_json)]
+            bus = one.bus
+            await bus.client.delete(bus.key(started.run_id))
+            bus.open(started.run_id, [e for e in stored if e.seq > 20])  # only the later part
+            bus.close(started.run_id)
+            async with asyncio.timeout(10):
+                await bus._queue.join()  # written (not only taken from the queue)
+            got: list[RunEvent] = []
+            async with asyncio.timeout(30):
+                async for event in await two.subscribe(started.run_id, user_id=user):
+                    got.append(event)
+            numbered = [e.seq for e in got if e.seq]
+            assert numbered == list(range(1, stored[-1].seq + 1)), numbered
+            assert _text(got).strip() == answer.content, _diff(_text(got), answer.content)

@@ -7,6 +7,7 @@ conversation (its PostgreSQL cluster started again has it)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -77,6 +78,58 @@ def _workspace_reaches_nothing(
     assert not reveals(shown, token) and not reveals(shown, ADMIN_PASSWORD), shown
 
 
+def _server(scaled, name: str) -> psutil.Process:
+    """The launched process called `name` whose parent is not one of that name (PostgreSQL's
+    postmaster, not its backends)."""
+    found = []
+    for p in scaled.launched():
+        try:
+            if p.name() == name and (p.parent() is None or p.parent().name() != name):
+                found.append(p)
+        except psutil.NoSuchProcess:
+            continue
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _data_servers_come_back(client: httpx.Client, scaled) -> None:
+    """kill -9 of PostgreSQL in the middle of an answer, then of Redis: the launcher starts
+    each again (its log says so), the answer completes with every word once, and the app
+    answers the next message; nothing else stopped."""
+    session_id = new_session(client)
+    run = start_run(client, session_id, "long 120 delay=0.05")
+    time.sleep(1.5)  # words are streaming (and being stored)
+    for name in ("postgres", "redis-server"):
+        old = _server(scaled, name)
+        old.kill()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                new = _server(scaled, name)
+                if new.pid != old.pid:
+                    break
+            except (AssertionError, psutil.NoSuchProcess):
+                pass
+            assert time.monotonic() < deadline, scaled.log.read_text()[-3000:]
+            time.sleep(0.3)
+    read = read_stream(client, run["runId"])
+    assert read.last().type == "run_completed", read.types()
+    assert read.text().split() == [f"word{i}" for i in range(1, 121)]
+    deadline = time.monotonic() + 60
+    while True:  # the stored answer: the database's part of the run
+        messages = client.get(f"/api/chat/sessions/{session_id}").json()["messages"]
+        answer = [m for m in messages if m["role"] == "ASSISTANT"][-1]
+        if answer["status"] != "RUNNING" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert answer["status"] == "SUCCESS" and answer["content"].split()[-1] == "word120"
+    logged = scaled.log.read_text()
+    for name in ("postgresql", "redis"):  # as root PostgreSQL runs under runuser: code 137
+        assert re.search(rf"{name} exited \(code (-9|137)\): starting it again in 1 s", logged)
+    _, again = ask(client, new_session(client), "hello after the restarts")
+    assert again.last().type == "run_completed" and again.text() == "Echo: hello after the restarts"
+
+
 def _answers_stops_and_keeps(tmp_path: Path, data: Path) -> None:
     with running_fake_model(0.0) as fake:
         env = scaled_env(tmp_path, fake.base_url, {"AGENT_CHAT_TOOL_PROFILES": "chat,workspace"})
@@ -114,6 +167,7 @@ def _answers_stops_and_keeps(tmp_path: Path, data: Path) -> None:
                 assert answer["status"] == "SUCCESS"
                 assert answer["content"] == "Echo: hello scaled world"
                 _workspace_reaches_nothing(client, scaled, app_env, next(iter(tokens)))
+                _data_servers_come_back(client, scaled)
             started = scaled.launched()
             assert len(started) >= 7  # postgres (runuser + server), redis, 2 bridges, app + 2
             code = scaled.stop()
