@@ -5,6 +5,7 @@ owner-checked download, within `export.FILES_LIMIT_BYTES`; what did not fit is l
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from urllib.parse import quote
@@ -15,9 +16,11 @@ from fastapi.responses import Response
 from agent_chat import export, routes
 from agent_chat.api.deps import Me, Svc
 from agent_chat.api.errors import ApiError, responses
+from agent_chat.common.workspaces import workspaces_root
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.errors import NotFound
 from agent_chat.db.models import utcnow
+from agent_chat.export.checkpoint_data import workspace_of
 from agent_chat.services import attachments
 
 log = logging.getLogger(__name__)
@@ -93,7 +96,12 @@ async def export_session(
             return chunks
 
         with_files = await export.gather_files(data, open_bytes) if files else None
-        body = export.to_json_text(data, exported_at=exported_at, files=with_files)
+        workspace = None
+        if with_files is not None:  # the workspace's checkpoints, in what the files left
+            workspace = await asyncio.to_thread(workspace_of, workspaces_root(), data, with_files)
+        body = export.to_json_text(
+            data, exported_at=exported_at, files=with_files, workspace=workspace
+        )
     filename = export.export_filename(data.chat, fmt, exported_at)
     ascii_name = export.export_filename(data.chat, fmt, exported_at, ascii_only=True)
     log.info(

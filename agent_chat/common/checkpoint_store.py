@@ -324,6 +324,23 @@ def _applied(chain: list[dict[str, Any]]) -> Manifest:
     return manifest
 
 
+def parse_entries(raw: Any) -> Manifest:
+    """A manifest's entries as written by `entries_json` (an export carries them), each
+    path checked to stay inside; `BadCheckpoint` otherwise."""
+    if not isinstance(raw, dict):
+        raise BadCheckpoint("a checkpoint's entries are not an object")
+    manifest: Manifest = {}
+    for path, entry in raw.items():
+        if not valid_path(path):
+            raise BadCheckpoint(f"a path that leads out: {path!r}")
+        manifest[path] = _entry(entry)
+    return manifest
+
+
+def entries_json(manifest: Manifest) -> dict[str, Any]:
+    return _entries(manifest)
+
+
 def _entries(manifest: Manifest) -> dict[str, Any]:
     return {path: entry.as_json() for path, entry in sorted(manifest.items())}
 

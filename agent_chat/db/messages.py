@@ -386,3 +386,13 @@ def add_summary(*, session: Session, after_message_id: int, summary: str) -> Cha
     session.add(chat)
     session.flush()
     return marker
+
+
+def message_ids(*, session: Session, chat_session_id: int) -> list[int]:
+    """Every message id of the conversation, ascending (an import's are in its file's order)."""
+    query = (
+        select(ChatMessage.id)
+        .where(col(ChatMessage.session_id) == chat_session_id)
+        .order_by(col(ChatMessage.id))
+    )
+    return [i for i in session.exec(query).all() if i is not None]

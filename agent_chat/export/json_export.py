@@ -122,10 +122,15 @@ def _files_json(files: FileData | None) -> dict[str, Any]:
 
 
 def to_json(
-    data: SessionExport, *, exported_at: datetime, files: FileData | None = None
+    data: SessionExport,
+    *,
+    exported_at: datetime,
+    files: FileData | None = None,
+    workspace: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The export document. The tree is rebuilt from `parent_id`, `is_active`, `branch_order`.
-    `files` (`file_data.gather_files`): the "with files" export, each file's bytes in it."""
+    `files` (`file_data.gather_files`): the "with files" export, each file's bytes in it;
+    `workspace` its workspace checkpoints (`checkpoint_data.gather_checkpoints`)."""
     chat = data.chat
     return {
         "format": EXPORT_FORMAT,
@@ -149,13 +154,18 @@ def to_json(
         "models": [_model_json(m) for _, m in sorted(data.models.items())],
         "active_branch": list(data.active_ids),
         **_files_json(files),
+        **({"workspace": workspace} if workspace is not None else {}),
         "messages": [_message_json(m, data, files) for m in data.messages],
     }
 
 
 def to_json_text(
-    data: SessionExport, *, exported_at: datetime, files: FileData | None = None
+    data: SessionExport,
+    *,
+    exported_at: datetime,
+    files: FileData | None = None,
+    workspace: dict[str, Any] | None = None,
 ) -> str:
     """`to_json` as the file: UTF-8 text kept as is, indented, ending with a newline."""
-    doc = to_json(data, exported_at=exported_at, files=files)
+    doc = to_json(data, exported_at=exported_at, files=files, workspace=workspace)
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

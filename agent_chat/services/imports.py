@@ -15,16 +15,25 @@ upload of a file the person already had returns their existing row.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from typing import Any
 
+from agent_chat.common.workspaces import workspaces_root
+from agent_chat.db import messages as message_store
 from agent_chat.db.attachment_models import CHUNK_BYTES
 from agent_chat.db.import_plan import ImportPlan, MessagePlan
 from agent_chat.db.imports import Imported, import_conversation
 from agent_chat.export import import_files
+from agent_chat.export.checkpoint_data import WorkspacePlan, read_checkpoints, write_checkpoints
 from agent_chat.export.importing import read_export
+from agent_chat.services import workspace_versions
 from agent_chat.services.attachments import UploadRefused, upload
 from agent_chat.services.backend import Backend
+
+log = logging.getLogger(__name__)
 
 
 async def _pieces(data: bytes) -> AsyncIterator[bytes]:
@@ -78,7 +87,44 @@ async def import_export(svc: Backend, *, user_id: int, raw: bytes | str) -> Impo
     """The file as a new conversation of `user_id`'s (`branch=all` keeps every version),
     its messages' files included (see the module doc)."""
     plan = await asyncio.to_thread(read_export, raw)  # up to MAX_IMPORT_BYTES: off the loop
+    workspace = await asyncio.to_thread(_workspace_plan, raw)
+    sources = [m.source_id for m in plan.messages]
     plan, links = await _with_files(svc, user_id=user_id, plan=plan)
-    return await svc.storage.call(
+    done = await svc.storage.call(
         import_conversation, plan=plan, user_id=user_id, attachments=links
     )
+    if workspace is not None and workspace.checkpoints:
+        await _restore_workspace(svc, done, sources, workspace)
+    return done
+
+
+def _workspace_plan(raw: bytes | str) -> WorkspacePlan | None:
+    """The export's workspace checkpoints, checked (`read_export` accepted the file: it is
+    JSON); a file without any is not parsed twice."""
+    if (b'"workspace"' if isinstance(raw, bytes) else '"workspace"') not in raw:
+        return None
+    return read_checkpoints(json.loads(raw))
+
+
+def _new_ids(*, session: Any, chat_session_id: int, sources: list[int]) -> dict[int, int]:
+    """Exported message id -> imported: `import_conversation` gives the messages ascending
+    ids in the file's order."""
+    rows = message_store.message_ids(session=session, chat_session_id=chat_session_id)
+    return dict(zip(sources, rows, strict=True)) if len(rows) == len(sources) else {}
+
+
+async def _restore_workspace(
+    svc: Backend, done: Imported, sources: list[int], workspace: WorkspacePlan
+) -> None:
+    """The checkpoints under the new answers' ids, and the folder as the shown branch's
+    last Workspace answer left it (a failure is logged: the conversation is imported)."""
+    chat = done.chat
+    try:
+        new_ids = await svc.storage.call(_new_ids, chat_session_id=chat.id, sources=sources)
+        root = workspaces_root()
+        await asyncio.to_thread(write_checkpoints, root, chat.session_uuid, workspace, new_ids)
+        await workspace_versions.follow_branch(
+            svc.storage, chat_session_id=chat.id, session_uuid=chat.session_uuid, root=root
+        )
+    except (OSError, ValueError) as exc:
+        log.warning("Imported %s without its workspace: %r", chat.session_uuid, exc)
