@@ -26,6 +26,10 @@ def changes_link(row: MessageRow) -> rx.Component:
             color_scheme="gray",
             on_click=S.open_changes(row["id"]),
             class_name="ws-changes-link",
+            display="inline-flex",
+            align_items="center",
+            gap="4px",
+            white_space="nowrap",
             custom_attrs={**tid("workspace-changes"), "data-message-id": row["id"]},
         ),
     )
