@@ -214,6 +214,8 @@ def tool_rows(
         if run is not None and call.tool == DELEGATE_TOOL and (call.done or children_of_running):
             row["fold"] = fold_line(run, call.call_id)
             row["children"] = children_rows(run, call.call_id)
+            if row["children"]:  # the cards show the goals and the summaries the JSON repeats
+                row["args"] = row["result"] = ""
         rows.append(row)
     return rows
 

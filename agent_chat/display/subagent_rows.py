@@ -61,8 +61,6 @@ class SubTodoRow(TypedDict):
 
 class SubagentRow(TypedDict):
     id: str
-    call_id: str  # the delegate_task call that made it
-    index: int
     goal: str
     status: str  # running | completed | failed | stopped (the card's data-status)
     line: str  # its live status line
@@ -123,8 +121,6 @@ def subagent_row(child: Subagent, tools: list[SubToolRow] | None = None) -> Suba
     seconds = _seconds(child) if child.finished else None
     return SubagentRow(
         id=child.subagent_id,
-        call_id=child.parent_call_id,
-        index=child.index,
         goal=_cut(child.goal.strip(), GOAL_CHARS),
         status=CARD_STATUS.get(child.state, "running"),
         line="" if child.finished else child.status,
