@@ -6,6 +6,7 @@
     agent-chat export ID [--format md|json] [--files] [-o FILE]
     agent-chat schedule add|list|pause|resume|run|delete|history … (cli/schedule.py)
     agent-chat mcp add|list|status|test|enable|disable|delete|session … (cli/mcp.py)
+    agent-chat changes ANSWER [--undo]   what a workspace answer changed (cli/changes.py)
 
 `--url` (or AGENT_CHAT_URL, default http://127.0.0.1:3000) and `--token` (or
 AGENT_CHAT_TOKEN: a personal API token, needed when the app has a password).
@@ -22,7 +23,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from agent_chat.cli import mcp, schedule
+from agent_chat.cli import changes, mcp, schedule
 from agent_chat.cli.ask import NeedsAnswer, interactive_answers, run_ask
 from agent_chat.cli.attach import MAX_ATTACHMENTS, AttachAction, readable_file
 from agent_chat.cli.client import ApiError, Client
@@ -75,6 +76,7 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", type=Path, help="write to this file (default stdout)")
     schedule.add_parser(commands)
     mcp.add_parser(commands)
+    changes.add_parser(commands)
     return main
 
 
@@ -156,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                 return schedule.run(client, args, console, err)
             if args.command == "mcp":
                 return mcp.run(client, args, console, err)
+            if args.command == "changes":
+                return changes.run(client, args, console)
             return cmd_export(client, args)
     except ApiError as exc:
         where = f" (HTTP {exc.status})" if exc.status else ""
