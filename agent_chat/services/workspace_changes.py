@@ -76,6 +76,15 @@ def _manifest(root: Path, session_uuid: str, name: str) -> Manifest | None:
     return store_of(root, session_uuid).load(name)
 
 
+@functools.lru_cache(maxsize=2048)
+def _count(root: Path, session_uuid: str, old: str | None, new: str) -> int:
+    """Files changed from checkpoint `old` (None: the empty folder) to `new`: both never
+    change, so a page's reloads count each pair once per process."""
+    before = {} if old is None else _manifest(root, session_uuid, old)
+    after = _manifest(root, session_uuid, new)
+    return 0 if before is None or after is None else count(before, after)
+
+
 def _side(root: Path, session_uuid: str, answer_id: int | None) -> Manifest | None:
     """The files as the answer left them, as they stand (None: unknown); {} for None."""
     if answer_id is None:
@@ -121,10 +130,12 @@ def footer_labels(
 def _label(root: Path, session_uuid: str, answer_id: Any, parent: int | None) -> dict[str, str]:
     if store_of(root, session_uuid).has(f"{answer_id}{UNDONE}"):
         return {str(answer_id): "Changes undone"}
-    old, new = _side(root, session_uuid, parent), _original(root, session_uuid, answer_id)
-    if old is None or new is None:
+    old_name = None if parent is None else current_name(root, session_uuid, parent)
+    if (parent is not None and old_name is None) or not store_of(root, session_uuid).has(
+        str(answer_id)
+    ):
         return {}
-    n = count(old, new)
+    n = _count(root, session_uuid, old_name, str(answer_id))
     return {str(answer_id): f"{n} file{'' if n == 1 else 's'} changed"} if n else {}
 
 
