@@ -44,6 +44,7 @@ def _todo(todo: SubTodoRow) -> rx.Component:
 
 
 def _current(row: rx.Var) -> rx.Component:
+    """`row`: a SubLine's fields (a finished card's own row has them too)."""
     return rx.cond(
         row["current"] != "",
         rx.hstack(
@@ -57,8 +58,18 @@ def _current(row: rx.Var) -> rx.Component:
     )
 
 
-def subagent_card(row: SubagentRow) -> rx.Component:
+def subagent_card(
+    row: SubagentRow,
+    line: rx.Var | None = None,
+    tools: rx.Var | None = None,
+    todos: rx.Var | None = None,
+) -> rx.Component:
+    """A card; a live one takes its changing parts from their own vars (`line`: its SubLine,
+    `tools`: its SubTools, `todos`), a finished one from its row."""
     status = row["status"]
+    line = row if line is None else line
+    tools = row if tools is None else tools
+    todos = row["todos"] if todos is None else todos
     return rx.vstack(
         rx.hstack(
             rx.badge(
@@ -84,23 +95,23 @@ def subagent_card(row: SubagentRow) -> rx.Component:
             custom_attrs=tid("subagent-goal"),
         ),
         rx.cond(
-            row["line"] != "",
+            line["line"] != "",
             rx.text(
-                row["line"], size="1", color_scheme="gray", custom_attrs=tid("subagent-status")
+                line["line"], size="1", color_scheme="gray", custom_attrs=tid("subagent-status")
             ),
         ),
-        _current(row),
+        _current(line),
         rx.cond(
-            row["todos"].length() > 0,
-            rx.vstack(rx.foreach(row["todos"], _todo), spacing="0", width="100%"),
+            todos.length() > 0,
+            rx.vstack(rx.foreach(todos, _todo), spacing="0", width="100%"),
         ),
         rx.cond(
-            row["tools"].length() > 0,
+            tools["tools"].length() > 0,
             rx.el.details(
                 rx.el.summary(
                     rx.text(
                         "Tools (",
-                        row["tools"].length() + row["earlier"],
+                        tools["tools"].length() + tools["earlier"],
                         ")",
                         size="1",
                         as_="span",
@@ -108,10 +119,10 @@ def subagent_card(row: SubagentRow) -> rx.Component:
                     ),
                 ),
                 rx.cond(
-                    row["earlier"] > 0,
-                    rx.text("… ", row["earlier"], " earlier", size="1", color_scheme="gray"),
+                    tools["earlier"] > 0,
+                    rx.text("… ", tools["earlier"], " earlier", size="1", color_scheme="gray"),
                 ),
-                rx.vstack(rx.foreach(row["tools"], _tool), spacing="0", width="100%"),
+                rx.vstack(rx.foreach(tools["tools"], _tool), spacing="0", width="100%"),
                 open=status == "running",
                 custom_attrs=tid("subagent-tools"),
             ),
@@ -146,17 +157,30 @@ def subagent_card(row: SubagentRow) -> rx.Component:
     )
 
 
-def subagent_cards(children: rx.Var) -> rx.Component:
-    """The cards of one delegate_task call, side by side while they fit."""
+def _cards(children: rx.Var, card) -> rx.Component:
     return rx.cond(
         children.length() > 0,
         rx.flex(
-            rx.foreach(children, subagent_card),
+            rx.foreach(children, card),
             wrap="wrap",
             gap="8px",
             width="100%",
             custom_attrs=tid("subagent-cards"),
         ),
+    )
+
+
+def subagent_cards(children: rx.Var) -> rx.Component:
+    """A finished delegate_task call's cards, side by side while they fit."""
+    return _cards(children, lambda row: subagent_card(row))
+
+
+def live_subagent_cards(children: rx.Var, lines: rx.Var, tools: rx.Var, todos: rx.Var):
+    """The running call's cards: `children` (the parts that change at a child's start and
+    end) with each child's line, calls and TODOs from the vars of the same order."""
+    return _cards(
+        children,
+        lambda row, i: subagent_card(row, lines[i], tools[i], todos[i]),
     )
 
 

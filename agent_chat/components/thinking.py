@@ -7,7 +7,7 @@ import reflex as rx
 
 from agent_chat.components.common import tid
 from agent_chat.components.stream_text import stream_text
-from agent_chat.components.subagents import folded_subagents, subagent_cards
+from agent_chat.components.subagents import folded_subagents, live_subagent_cards
 from agent_chat.components.tool_view import (
     labelled_code,
     summary_exit,
@@ -201,7 +201,12 @@ def current_tool(tool: rx.Var) -> rx.Component:
             ),
             rx.cond(row["view"]["kind"] != "generic", tool_body(row["view"], rx.fragment())),
             # The running delegate_task call's child agents, live (display/feed.py).
-            subagent_cards(LiveState.subagents),
+            live_subagent_cards(
+                LiveState.subagents,
+                LiveState.subagent_lines,
+                LiveState.subagent_tools,
+                LiveState.subagent_todos,
+            ),
             spacing="1",
             width="100%",
             class_name="current-tool",

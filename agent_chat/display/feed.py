@@ -21,6 +21,7 @@ from agent_chat.display.subagent_rows import (
     LIVE_TOOLS,
     SubagentRow,
     SubToolRow,
+    split_live,
     sub_tool_row,
     subagent_row,
 )
@@ -111,7 +112,13 @@ class LiveFeed:
             if running
             else None,
             "tools": tools,
-            "subagents": self._live_children(current) if running else [],
+            **dict(
+                zip(
+                    ("subagents", "subagent_lines", "subagent_tools", "subagent_todos"),
+                    split_live(self._live_children(current) if running else []),
+                    strict=True,
+                )
+            ),
             "todos": todo_rows(view),
             "clarify_id": clarify.clarify_id if clarify else "",
             "question": clarify.question if clarify else "",
@@ -133,14 +140,15 @@ class LiveFeed:
             if kept is not None and kept[0] is child:
                 rows.append(kept[1])
                 continue
+            done = [tool for tool in child.tools if tool.done]  # the running one: `current`
             tools = []
-            for tool in child.tools[-LIVE_TOOLS:]:
+            for tool in done[-LIVE_TOOLS:]:
                 key = (child.subagent_id, tool.call_id)
                 kept_tool = self._child_tools.get(key)
                 if kept_tool is None or kept_tool[0] is not tool:
                     kept_tool = self._child_tools[key] = (tool, sub_tool_row(tool))
                 tools.append(kept_tool[1])
-            row = subagent_row(child, tools)
+            row = subagent_row(child, tools, len(done) - len(tools))
             self._child_rows[child.subagent_id] = (child, row)
             rows.append(row)
         return rows

@@ -76,6 +76,56 @@ class SubagentRow(TypedDict):
     seconds: str  # "41 s" once it ended
 
 
+class SubLine(TypedDict):
+    """What a live card changes most often: its status line and current tool."""
+
+    line: str
+    current: str
+    current_server: str
+    current_label: str
+
+
+class SubTools(TypedDict):
+    tools: list[SubToolRow]
+    earlier: int
+
+
+# A live card travels as four vars, each resent only when that part of some child changed
+# (a Reflex var is resent whole): the status lines on nearly every update, the calls on a
+# call's end, the TODO lists on their updates, the rest when a child starts or ends.
+LiveCards = tuple[list[SubagentRow], list[SubLine], list[SubTools], list[list[SubTodoRow]]]
+
+
+def split_live(rows: list[SubagentRow]) -> LiveCards:
+    static, lines, tools, todos = [], [], [], []
+    for row in rows:
+        lines.append(
+            SubLine(
+                line=row["line"],
+                current=row["current"],
+                current_server=row["current_server"],
+                current_label=row["current_label"],
+            )
+        )
+        tools.append(SubTools(tools=row["tools"], earlier=row["earlier"]))
+        todos.append(row["todos"])
+        static.append(
+            SubagentRow(
+                **{
+                    **row,
+                    "line": "",
+                    "current": "",
+                    "current_server": "",
+                    "current_label": "",
+                    "tools": [],
+                    "earlier": 0,
+                    "todos": [],
+                }
+            )
+        )
+    return static, lines, tools, todos
+
+
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -112,9 +162,11 @@ def _seconds(child: Subagent) -> float | None:
     return None
 
 
-def subagent_row(child: Subagent, tools: list[SubToolRow] | None = None) -> SubagentRow:
-    """One card (`tools`: rows of the child's newest calls, when the caller keeps them; the
-    calls before them are counted in `earlier`)."""
+def subagent_row(
+    child: Subagent, tools: list[SubToolRow] | None = None, earlier: int = 0
+) -> SubagentRow:
+    """One card (`tools`: rows of the child's newest finished calls, when the caller keeps
+    them, with `earlier` the finished calls before them; the running one is `current`)."""
     current = child.current_tool
     running = current is not None and not current.done and not child.finished
     name, server = mcp_name(current.tool) if running and current else ("", "")
@@ -128,7 +180,7 @@ def subagent_row(child: Subagent, tools: list[SubToolRow] | None = None) -> Suba
         current_server=server,
         current_label=shape(current)["label"] if running and current else "",
         tools=tools if tools is not None else [sub_tool_row(c) for c in child.tools],
-        earlier=len(child.tools) - (len(tools) if tools is not None else len(child.tools)),
+        earlier=earlier,
         todos=[
             SubTodoRow(content=str(t.get("content", "")), status=str(t.get("status", "")))
             for t in child.todos

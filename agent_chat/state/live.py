@@ -20,7 +20,7 @@ from agent_chat import routes
 from agent_chat.display.feed import LiveFeed
 from agent_chat.display.notices import notices
 from agent_chat.display.rows import TodoRow, ToolRow
-from agent_chat.display.subagent_rows import SubagentRow
+from agent_chat.display.subagent_rows import SubagentRow, SubLine, SubTodoRow, SubTools
 from agent_chat.runs.client import BridgeError
 from agent_chat.runs.manager import StartedRun, UnknownRun
 from agent_chat.services import runs as use
@@ -52,7 +52,11 @@ class LiveState(ChatState):
     reconnecting: bool = False
     tool: ToolRow | None = None  # the tool running now
     tools: list[ToolRow] = []
-    subagents: list[SubagentRow] = []  # the running delegate_task call's child agents
+    # The running delegate_task call's child agents, in parts (display/subagent_rows.py).
+    subagents: list[SubagentRow] = []
+    subagent_lines: list[SubLine] = []
+    subagent_tools: list[SubTools] = []
+    subagent_todos: list[list[SubTodoRow]] = []
     todos: list[TodoRow] = []
     clarify_id: str = ""
     question: str = ""

@@ -65,19 +65,22 @@ def test_live_cards_update_per_child_and_the_history_is_not_resent() -> None:
     feed.add(RunEvent(e["seq"], e["type"], {k: v for k, v in e.items() if k != "type"})
              for e in delegation())  # fmt: skip
     first = feed.patch()
-    cards = first.values["subagents"]
+    cards, lines = first.values["subagents"], first.values["subagent_lines"]
     assert [c["goal"] for c in cards] == ["Count", "Read"]
     assert [c["status"] for c in cards] == ["running", "running"]
-    assert cards[0]["line"] == "Running terminal"  # the status line follows its tools
-    assert (cards[0]["current"], cards[0]["current_label"]) == ("terminal", "ls -la")
-    assert (cards[1]["current"], cards[1]["current_server"]) == ("get_time", "time")
-    assert cards[1]["todos"] == [{"content": "read it", "status": "in_progress"}]
+    assert lines[0]["line"] == "Running terminal"  # the status line follows its tools
+    assert (lines[0]["current"], lines[0]["current_label"]) == ("terminal", "ls -la")
+    assert (lines[1]["current"], lines[1]["current_server"]) == ("get_time", "time")
+    assert first.values["subagent_todos"][1] == [{"content": "read it", "status": "in_progress"}]
+    assert first.values["subagent_tools"] == [{"tools": [], "earlier": 0}] * 2  # none ended
     # The running delegate_task row carries no cards: a child's change resends the cards only.
     assert first.values["tools"][0]["children"] == []
+    # A call's end: its child's line and calls; the rest of the cards are not sent again.
     feed.add([RunEvent(8, "subagent_tool_end", {**ending()[0], "seq": 8})])
     second = feed.patch()
-    assert set(second.values) == {"subagents"}
-    assert second.values["subagents"][1] is cards[1]  # the unchanged child's row is kept
+    assert set(second.values) == {"subagent_lines", "subagent_tools"}
+    ended = second.values["subagent_tools"][0]["tools"]
+    assert [(t["name"], t["state"], t["label"]) for t in ended] == [("terminal", "ok", "ls -la")]
 
 
 def test_a_finished_answer_shows_the_same_cards_folded_with_usage() -> None:
