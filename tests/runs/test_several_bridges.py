@@ -82,6 +82,10 @@ def active_runs(url: str) -> int:
     return httpx.get(f"{url}/health", timeout=5).json()["active_runs"]
 
 
+def mcp_status(url: str) -> list[dict]:
+    return httpx.get(f"{url}/mcp/status", timeout=10).json()["servers"]
+
+
 def knows_run(url: str, run_id: str) -> bool:
     """Whether the bridge at `url` has the run (it really went there)."""
     return httpx.get(f"{url}/runs/{run_id}", timeout=5).status_code == 200
@@ -283,5 +287,5 @@ async def test_every_bridge_gets_the_same_mcp_servers(
         answer = await finished(storage, s.assistant_message_id, timeout=60)
         assert answer.status == "SUCCESS" and "America/Lima" in answer.content, answer.content
     for url in two.urls:
-        rows = httpx.get(f"{url}/mcp/status", timeout=10).json()["servers"]
+        rows = mcp_status(url)
         assert {"name": "time", "connected": True, "tools": 2, "error": None} in rows
