@@ -138,12 +138,20 @@ async def download_attachment(svc: Svc, me: Me, attachment_id: int = AttachmentI
             "content": {"image/webp": {"schema": {"type": "string", "format": "binary"}}},
             "description": "The picture, at most 320 pixels a side.",
         },
-        **responses(404),
+        **responses(404, 422),
     },
 )
 async def attachment_thumbnail(svc: Svc, me: Me, attachment_id: int = AttachmentId) -> Response:
-    """A small WebP of one of your attached pictures (404: not a picture it can read)."""
-    row, data = await attachment_thumbs.thumbnail(svc, user_id=me, attachment_id=attachment_id)
+    """A small WebP of one of your attached pictures. 422 (`no_thumbnail`, naming
+    `attachmentId`): the attachment is there but is not a picture this app can read, or one
+    too large to preview; 404: no attachment of yours has this id."""
+    try:
+        row, data = await attachment_thumbs.thumbnail(svc, user_id=me, attachment_id=attachment_id)
+    except attachment_thumbs.NoThumbnail as exc:
+        # Not 404: the attachment exists (a client that just uploaded it must not read
+        # "not found"), it only has no thumbnail.
+        message = str(exc)
+        raise ApiError(422, message, code="no_thumbnail", fields={"attachmentId": message}) from exc
     headers = {
         "X-Content-Type-Options": "nosniff",
         # An attachment's bytes never change: the browser keeps its thumbnail.

@@ -80,7 +80,9 @@ class RedisSubscription:
     A stream can miss its beginning: Redis restarted without the newest entries (its file is
     saved every few minutes) while the run's consumer went on appending after them, and a
     stream takes no entry below its newest. A reader then meets a gap in the seqs, which is
-    filled from the stored log before the events after it (`_fill`)."""
+    filled from the stored log before the events after it (`_fill`); a stream that ends
+    before the run's last stored event (only its end marker came after the restart) is
+    followed by the stored rest (`_stored_after`)."""
 
     def __init__(self, bus: RedisRunBus, run_id: str, after_seq: int) -> None:
         self._bus = bus
@@ -91,6 +93,7 @@ class RedisSubscription:
         self._closed = False
         self._last = after_seq  # the newest seq given to the reader
         self._held: list[RunEvent] = []  # after a gap not filled yet
+        self._tail_read = False
 
     def __aiter__(self) -> RedisSubscription:
         return self
@@ -114,7 +117,12 @@ class RedisSubscription:
         if isinstance(inner, StoredReplay):
             return await inner.__anext__()
         if not self._held:
-            self._held.append(await inner.__anext__())
+            try:
+                self._held.append(await inner.__anext__())
+            except StopAsyncIteration:
+                self._held = await self._stored_after()  # the stream ended short
+                if not self._held:
+                    raise
         await self._fill()
         return self._give(self._held.pop(0))
 
@@ -136,6 +144,16 @@ class RedisSubscription:
     def _give(self, event: RunEvent) -> RunEvent:
         self._last = max(self._last, event.seq)
         return event
+
+    async def _stored_after(self) -> list[RunEvent]:
+        """At the stream's end: the stored events it lacked after the last one given (Redis
+        restarted between them and the end marker, which then opened an empty stream)."""
+        if self._tail_read:
+            return []
+        self._tail_read = True
+        return await self._bus.storage.call(
+            _stored_between, run_id=self._run_id, after=self._last, before=2**62
+        )
 
     async def _fill(self) -> None:
         if not self._held or not self._gap_before(self._held[0]):

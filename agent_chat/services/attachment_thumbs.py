@@ -32,7 +32,7 @@ _cache: OrderedDict[str, bytes] = OrderedDict()
 
 class NoThumbnail(NotFound):
     """Not a picture this app previews, or not readable as one: the thumbnail does not exist
-    (the API's 404, with the reason)."""
+    (the API's 422 naming the attachment, with the reason; the attachment itself exists)."""
 
 
 def make_thumbnail(data: bytes) -> bytes:

@@ -182,6 +182,8 @@ def test_a_pictures_thumbnail_over_http(
         assert small.size == (320, 160)
     text = client.post(URL, files={"files": ("t.csv", b"a,b\n")}).json()["attachments"][0]
     refused = client.get(f"{URL}/{text['id']}/thumbnail")
-    assert refused.status_code == 404 and "not a picture" in refused.json()["error"]["message"]
+    assert refused.status_code == 422 and "not a picture" in refused.json()["error"]["message"]
+    assert refused.json()["error"]["code"] == "no_thumbnail"
+    assert "not a picture" in refused.json()["error"]["fields"]["attachmentId"]
     with api_client(api_stack, bob_token) as bob:
         assert bob.get(f"{URL}/{photo['id']}/thumbnail").status_code == 404

@@ -50,6 +50,7 @@ SEMANTIC_FIELDS = frozenset(
         "toolProfile",  # a profile the operator did not enable
         "parentMessageId",  # not a message of this conversation's active branch
         "attachmentIds",  # an upload that does not exist, or another person's
+        "attachmentId",  # a thumbnail of an attachment that is not a picture
         # a schedule: a cron expression that never runs or runs too often, a zone that does
         # not exist, a preset's time, the conversation to add to, a blank prompt, the limit
         *("prompt", "cron", "timezone", "preset", "sessionId", "schedule"),
