@@ -102,7 +102,9 @@ def test_switching_versions_switches_files_and_undo(chat: Page, stack: Stack) ->
     dialog.get_by_test_id("workspace-undo").click()
     shot(page, "workspace-undo-confirm")
     dialog.get_by_test_id("workspace-undo-confirm").click()
-    expect(page.get_by_text("The files are back as before this answer.")).to_be_visible()
+    # Said in a toast (and, if the drawer is open, in its "Undone" line: the same words).
+    toast = page.get_by_text("The files are back as before this answer. Its changes are undone.")
+    expect(toast).to_be_visible()
     expect(answer.get_by_test_id("workspace-changes")).to_have_text("Changes undone")
     assert list(folder.iterdir()) == []
 
