@@ -1,5 +1,5 @@
-"""Small shared pieces: test ids, the error banner, safe markdown, a side sheet's header and a
-sidebar row's menu button."""
+"""Small shared pieces: test ids, the error banner, safe markdown, a side sheet's header, a
+sidebar row's menu button and a Delete button that asks first."""
 
 from __future__ import annotations
 
@@ -97,5 +97,43 @@ def row_menu_trigger(aria_label: str) -> rx.Component:
             size="1",
             class_name="session-menu",
             aria_label=aria_label,
+        ),
+    )
+
+
+def delete_with_confirm(
+    *, title: str, description: list, on_confirm: rx.event.EventSpec, test_id: str
+) -> rx.Component:
+    """A small red Delete button (`test_id`) that asks `title` with `description` (texts and
+    vars) first; "Delete" (`<test_id>-confirm`) runs `on_confirm`, "Keep it" closes."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.trigger(
+            rx.button(
+                rx.icon("trash-2", size=14),
+                "Delete",
+                size="1",
+                variant="soft",
+                color_scheme="red",
+                custom_attrs=tid(test_id),
+            ),
+        ),
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(title),
+            rx.alert_dialog.description(*description),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Keep it", variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(
+                    rx.button(
+                        "Delete",
+                        color_scheme="red",
+                        on_click=on_confirm,
+                        custom_attrs=tid(f"{test_id}-confirm"),
+                    ),
+                ),
+                spacing="3",
+                justify="end",
+                margin_top="16px",
+            ),
+            max_width="420px",
         ),
     )

@@ -5,45 +5,22 @@ from __future__ import annotations
 
 import reflex as rx
 
-from agent_chat.components.common import tid
+from agent_chat.components.common import delete_with_confirm, tid
 from agent_chat.components.mcp_form import test_result
 from agent_chat.state.mcp import McpState
 from agent_chat.state.mcp_form import McpRow
 
 
 def _delete(row: McpRow) -> rx.Component:
-    return rx.alert_dialog.root(
-        rx.alert_dialog.trigger(
-            rx.button(
-                rx.icon("trash-2", size=14),
-                "Delete",
-                size="1",
-                variant="soft",
-                color_scheme="red",
-                custom_attrs=tid("mcp-delete"),
-            ),
-        ),
-        rx.alert_dialog.content(
-            rx.alert_dialog.title("Delete this MCP server?"),
-            rx.alert_dialog.description(
-                "“", row["name"], "” and its settings go; the next answers do not get its tools."
-            ),
-            rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Keep it", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(
-                    rx.button(
-                        "Delete",
-                        color_scheme="red",
-                        on_click=McpState.delete(row["id"]),
-                        custom_attrs=tid("mcp-delete-confirm"),
-                    ),
-                ),
-                spacing="3",
-                justify="end",
-                margin_top="16px",
-            ),
-            max_width="420px",
-        ),
+    return delete_with_confirm(
+        title="Delete this MCP server?",
+        description=[
+            "“",
+            row["name"],
+            "” and its settings go; the next answers do not get its tools.",
+        ],
+        on_confirm=McpState.delete(row["id"]),
+        test_id="mcp-delete",
     )
 
 

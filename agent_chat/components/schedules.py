@@ -6,7 +6,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.components.common import tid
+from agent_chat.components.common import delete_with_confirm, tid
 from agent_chat.state.schedule_rows import HistoryRow, ScheduleRow
 from agent_chat.state.schedules import SchedulesState
 
@@ -59,40 +59,15 @@ def _history(row: ScheduleRow) -> rx.Component:
 
 
 def _delete(row: ScheduleRow) -> rx.Component:
-    return rx.alert_dialog.root(
-        rx.alert_dialog.trigger(
-            rx.button(
-                rx.icon("trash-2", size=14),
-                "Delete",
-                size="1",
-                variant="soft",
-                color_scheme="red",
-                custom_attrs=tid("schedule-delete"),
-            ),
-        ),
-        rx.alert_dialog.content(
-            rx.alert_dialog.title("Delete this schedule?"),
-            rx.alert_dialog.description(
-                "“",
-                row["title"],
-                "” stops running and its history goes. The conversations it made stay.",
-            ),
-            rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Keep it", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(
-                    rx.button(
-                        "Delete",
-                        color_scheme="red",
-                        on_click=SchedulesState.delete(row["id"]),
-                        custom_attrs=tid("schedule-delete-confirm"),
-                    ),
-                ),
-                spacing="3",
-                justify="end",
-                margin_top="16px",
-            ),
-            max_width="420px",
-        ),
+    return delete_with_confirm(
+        title="Delete this schedule?",
+        description=[
+            "“",
+            row["title"],
+            "” stops running and its history goes. The conversations it made stay.",
+        ],
+        on_confirm=SchedulesState.delete(row["id"]),
+        test_id="schedule-delete",
     )
 
 
