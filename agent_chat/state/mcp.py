@@ -153,21 +153,7 @@ class McpState(AppState):
                 return
             self.testing, self.test_for = True, "form"
             server_id, me = self.editing_id or None, await self.user_id()
-        try:
-            result = await use.test_server(
-                self.svc(), user_id=me, server_id=server_id, values=given
-            )
-        except ValidationFailed as exc:
-            async with self:
-                self.testing = False
-                self._refused(exc)
-            return
-        except StoreError as exc:
-            async with self:
-                self.testing, self.test_error = False, str(exc)
-            return
-        async with self:
-            self._show(result)
+        await self._test(me, server_id=server_id, values=given)
 
     @rx.event(background=True)
     async def test_row(self, server_id: int, name: str):
@@ -175,22 +161,29 @@ class McpState(AppState):
             self._clear_test()
             self.testing, self.test_for = True, name
             me = await self.user_id()
+        if await self._test(me, server_id=server_id):
+            async with self:
+                await self._reload(with_status=True)
+
+    async def _test(self, me: int, **which: object) -> bool:
+        """Run the use case's test outside the state's lock and show its answer (or the
+        form's refusal); False when it could not run."""
         try:
-            result = await use.test_server(self.svc(), user_id=me, server_id=server_id)
+            result = await use.test_server(self.svc(), user_id=me, **which)
+        except ValidationFailed as exc:
+            async with self:
+                self.testing = False
+                self._refused(exc)
+            return False
         except StoreError as exc:
             async with self:
                 self.testing, self.test_error = False, str(exc)
-            return
+            return False
         async with self:
-            self._show(result)
-            await self._reload(with_status=True)
-
-    def _show(self, result: use.McpTest) -> None:
-        self.testing, self.test_ok = False, result.ok
-        self.test_error = result.error or ""
-        self.test_tools = [
-            {"name": t["name"], "description": t["description"]} for t in result.tools
-        ]
+            self.testing, self.test_ok = False, result.ok
+            self.test_error = result.error or ""
+            self.test_tools = list(result.tools)
+        return True
 
     @rx.event
     async def set_enabled(self, server_id: int, enabled: bool) -> None:
