@@ -14,7 +14,7 @@ import pytest
 
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge, StartBridge
-from tests.support.sse import Received, Stream, read_events, run_body, start_run
+from tests.support.sse import Received, Stream, read_events, run_answering, run_body, start_run
 
 
 def calls(*steps: tuple[str, dict[str, Any]], text: str = "please work") -> str:
@@ -53,22 +53,9 @@ async def run(
     answers: list[str] | None = None,
 ) -> Stream:
     """One run to its end; approvals are answered in order from `answers`."""
-    pending = list(answers or [])
     async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
         body = run_body(bridge.model(fake), message, session, tool_profile=profile)
-        run_id = await start_run(client, body)
-
-        async def answer(event: Received) -> None:
-            if event.type == "approval_request":
-                assert pending, f"an unexpected approval: {event.data}"
-                reply = {"clarify_id": event.data["clarify_id"], "answer": pending.pop(0)}
-                response = await client.post(f"/runs/{run_id}/clarify", json=reply)
-                assert response.status_code == 200, response.text
-
-        stream = await read_events(client, run_id, on_event=answer)
-    assert not pending, f"approvals never asked: {pending}"
-    assert stream.events[-1].type == "run_completed", stream.events[-1]
-    return stream
+        return await run_answering(client, body, answers)
 
 
 def results(stream: Stream) -> list[str]:

@@ -90,3 +90,24 @@ def run_body(model: dict[str, Any], message: str, session_id: str, **extra: Any)
     """A `POST /runs` body for TEST_USER (`user=` in `extra` for another person)."""
     body = {"user": TEST_USER, "session_id": session_id, "message": message, "history": []}
     return {**body, "model": model, **extra}
+
+
+async def run_answering(
+    client: httpx.AsyncClient, body: dict[str, Any], answers: list[str] | None = None
+) -> Stream:
+    """Start a run and read it to its end, answering its approvals in order from `answers`
+    (one it did not expect, or one never asked, fails the test); it must complete."""
+    pending = list(answers or [])
+    run_id = await start_run(client, body)
+
+    async def answer(event: Received) -> None:
+        if event.type == "approval_request":
+            assert pending, f"an unexpected approval: {event.data}"
+            reply = {"clarify_id": event.data["clarify_id"], "answer": pending.pop(0)}
+            response = await client.post(f"/runs/{run_id}/clarify", json=reply)
+            assert response.status_code == 200, response.text
+
+    stream = await read_events(client, run_id, on_event=answer)
+    assert not pending, f"approvals never asked: {pending}"
+    assert stream.events[-1].type == "run_completed", stream.events[-1]
+    return stream
