@@ -12,9 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from agent_chat.db import api_tokens, users
-from agent_chat.db.engine import make_engine, open_session
-from tests.support.api import api_client, new_session
+from tests.support.api import api_client, member_with_token, new_session
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -40,16 +38,7 @@ def no_servers_left(client: httpx.Client) -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def member(api_stack: Stack) -> Iterator[httpx.Client]:
-    engine = make_engine(api_stack.db_url)
-    try:
-        with open_session(engine) as session:
-            found = users.find_user(session=session, username=MEMBER)
-            row = found or users.create_user(
-                session=session, username=MEMBER, password=MEMBER_PASSWORD
-            )
-            token = api_tokens.create_token(session=session, user_id=row.id, name="m").token
-    finally:
-        engine.dispose()
+    _, token = member_with_token(api_stack, MEMBER, MEMBER_PASSWORD)
     with api_client(api_stack, token) as client:
         yield client
 

@@ -11,9 +11,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from agent_chat.db import api_tokens, users
-from agent_chat.db.engine import make_engine, open_session
-from tests.support.api import api_client, new_session, wait_idle
+from tests.support.api import api_client, member_with_token, new_session, wait_idle
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -35,14 +33,7 @@ def no_schedules_left(client: httpx.Client) -> Iterator[None]:
 @pytest.fixture(scope="module")
 def bob(api_stack: Stack) -> Iterator[httpx.Client]:
     """A second person's API client."""
-    engine = make_engine(api_stack.db_url)
-    try:
-        with open_session(engine) as session:
-            found = users.find_user(session=session, username=BOB)
-            row = found or users.create_user(session=session, username=BOB, password=BOB_PASSWORD)
-            token = api_tokens.create_token(session=session, user_id=row.id, name="bob").token
-    finally:
-        engine.dispose()
+    _, token = member_with_token(api_stack, BOB, BOB_PASSWORD)
     with api_client(api_stack, token) as client:
         yield client
 

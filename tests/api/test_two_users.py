@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from agent_chat.auth import COOKIE_NAME
-from agent_chat.db import api_tokens, users
+from agent_chat.db import api_tokens
 from agent_chat.db.engine import make_engine, open_session
 from agent_chat.db.errors import NotFound
 from tests.support.accounts import session_cookie
-from tests.support.api import api_client, new_session, start_run, wait_idle
+from tests.support.api import api_client, member_with_token, new_session, start_run, wait_idle
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -26,15 +26,7 @@ MISSING_SESSION = "00000000-0000-4000-8000-000000000000"
 @pytest.fixture(scope="module")
 def bob(api_stack: Stack) -> Iterator[tuple[int, str, str]]:
     """A second person on the stack: (id, session cookie, API token)."""
-    engine = make_engine(api_stack.db_url)
-    try:
-        with open_session(engine) as session:
-            found = users.find_user(session=session, username=BOB)
-            row = found or users.create_user(session=session, username=BOB, password=BOB_PASSWORD)
-            token = api_tokens.create_token(session=session, user_id=row.id, name="bob").token
-            bob_id = row.id
-    finally:
-        engine.dispose()
+    bob_id, token = member_with_token(api_stack, BOB, BOB_PASSWORD)
     yield bob_id, session_cookie(api_stack.url, BOB, BOB_PASSWORD), token
 
 

@@ -18,10 +18,9 @@ import pytest
 from PIL import Image
 from sqlalchemy import func, select
 
-from agent_chat.db import api_tokens, users
 from agent_chat.db.attachment_models import Attachment, AttachmentChunk
 from agent_chat.db.engine import make_engine, open_session
-from tests.support.api import api_client
+from tests.support.api import api_client, member_with_token
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -38,15 +37,7 @@ def client(api_stack: Stack, api_token: str) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def bob_token(api_stack: Stack) -> str:
-    engine = make_engine(api_stack.db_url)
-    try:
-        with open_session(engine) as session:
-            row = users.find_user(session=session, username="bob-files") or users.create_user(
-                session=session, username="bob-files", password="bob's long password"
-            )
-            return api_tokens.create_token(session=session, user_id=row.id, name="b").token
-    finally:
-        engine.dispose()
+    return member_with_token(api_stack, "bob-files", "bob's long password")[1]
 
 
 def _stored(stack: Stack) -> tuple[int, int]:

@@ -11,9 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from agent_chat.db import api_tokens, users
-from agent_chat.db.engine import make_engine, open_session
-from tests.support.api import api_client, new_session, read_stream, start_run
+from tests.support.api import api_client, member_with_token, new_session, read_stream, start_run
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -29,15 +27,7 @@ def client(api_stack: Stack, api_token: str) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def bob(api_stack: Stack) -> Iterator[httpx.Client]:
-    engine = make_engine(api_stack.db_url)
-    try:
-        with open_session(engine) as session:
-            row = users.find_user(session=session, username="bob-runs") or users.create_user(
-                session=session, username="bob-runs", password="bob's long password"
-            )
-            token = api_tokens.create_token(session=session, user_id=row.id, name="b").token
-    finally:
-        engine.dispose()
+    _, token = member_with_token(api_stack, "bob-runs", "bob's long password")
     with api_client(api_stack, token) as client:
         yield client
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from httpx_sse import connect_sse
 
-from agent_chat.db import api_tokens
+from agent_chat.db import api_tokens, users
 from agent_chat.db.engine import make_engine, open_session
 from tests.support.accounts import ADMIN_USER
 from tests.support.stack import Stack, ensure_fake_model
@@ -149,3 +149,20 @@ def api_token(api_stack_and_token: tuple[Stack, str]) -> str:
 def api_client(stack: Stack, token: str, *, timeout: float = 60) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"}
     return httpx.Client(base_url=stack.url, headers=headers, timeout=timeout)
+
+
+def member_with_token(stack: Stack, username: str, password: str) -> tuple[int, str]:
+    """A member on the stack (made unless it exists: the stack keeps its accounts between
+    files) and a new personal API token of theirs: (id, token)."""
+    engine = make_engine(stack.db_url)
+    try:
+        with open_session(engine) as session:
+            row = users.find_user(session=session, username=username) or users.create_user(
+                session=session, username=username, password=password
+            )
+            assert row.id is not None
+            return row.id, api_tokens.create_token(
+                session=session, user_id=row.id, name=username
+            ).token
+    finally:
+        engine.dispose()
