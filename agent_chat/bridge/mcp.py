@@ -56,33 +56,29 @@ def connect(specs: Iterable[McpServerSpec]) -> dict[str, str]:
     for spec in specs:
         mcp_consent.set_asking(spec.name, spec.ask)
     with _lock:
-        missing = {s.name: why for s in specs if (why := _recent_failure(s))}
-    missing |= {s.name: why for s in specs if s.name not in missing and (why := cannot_start(s))}
-    specs = [s for s in specs if s.name not in missing]
-    with _lock:
-        for spec in specs:
-            old = _fingerprints.get(spec.name)
-            if old is not None and old != spec.fingerprint():
+        # Only what is not connected with these settings is checked and connected: a run's
+        # agent build must not pay a probe for servers that are up.
+        fresh = [
+            s
+            for s in specs
+            if _fingerprints.get(s.name) != s.fingerprint() or not _connected(mcp, s.name)
+        ]
+        problems = {s.name: why for s in fresh if (why := _recent_failure(s) or cannot_start(s))}
+        wanted = [s for s in fresh if s.name not in problems]
+        for spec in wanted:
+            if _fingerprints.get(spec.name) not in (None, spec.fingerprint()):
                 _disconnect(mcp, spec.name)
-        wanted = {
-            spec.name: spec.hermes_config()
-            for spec in specs
-            if _fingerprints.get(spec.name) != spec.fingerprint() or not _connected(mcp, spec.name)
-        }
         if wanted:
-            mcp.register_mcp_servers(wanted)
-        problems: dict[str, str] = {}
-        for spec in specs:
+            mcp.register_mcp_servers({s.name: s.hermes_config() for s in wanted})
+        for spec in wanted:
             if _connected(mcp, spec.name):
                 _fingerprints[spec.name] = spec.fingerprint()
                 _failed.pop(spec.name, None)
             else:
                 _fingerprints.pop(spec.name, None)
                 problems[spec.name] = _connect_error(mcp, spec.name)
-        for spec in specs:
-            if spec.name in problems:
                 _failed[spec.name] = (spec.fingerprint(), time.monotonic(), problems[spec.name])
-        return {**missing, **problems}
+        return problems
 
 
 def _recent_failure(spec: McpServerSpec) -> str | None:
