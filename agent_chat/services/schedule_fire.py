@@ -111,8 +111,8 @@ async def start_firing(svc: Backend, claimed: Claimed, *, now: datetime) -> Sche
         error = str(exc) or type(exc).__name__
         log.info("Schedule %s could not start: %s", schedule.id, error)
         run.error = error
-        await _unstarted(svc, claimed, chat, error, busy=isinstance(exc, RunRefused)
-                         and exc.code == RUN_ACTIVE, now=now)  # fmt: skip
+        busy = isinstance(exc, RunRefused) and exc.code == RUN_ACTIVE
+        await _unstarted(svc, claimed, chat, error, busy=busy, now=now)
         return run
     await svc.storage.call(
         schedules.record_outcome,
