@@ -94,7 +94,7 @@ class RunManager:
         )  # several workers: runs may be another's
         self.consumed = ConsumedRuns()
         self.background = BackgroundTasks()
-        self._lock = asyncio.Lock()
+        self.start_lock = asyncio.Lock()  # held by services that change a quiet conversation
         self.memory_handover = MemoryHandover(storage=storage, client=self.client)
         self.reads = RunReads(
             storage=storage,
@@ -115,7 +115,7 @@ class RunManager:
             storage=storage,
             bridges=bridges,
             bus=self.bus,
-            lock=self._lock,
+            lock=self.start_lock,
             forget=lambda live: self.consumed.forget(live.run_id),
             give_back=lambda live: self.leases.give_back(live.run_id),
             on_finished=self.queued.send_next,
@@ -126,7 +126,7 @@ class RunManager:
             consumer=self.consumer,
             reads=self.reads,
             consumed=self.consumed,
-            lock=self._lock,
+            lock=self.start_lock,
             max_message_chars=limit,
         )
         self.preparer = AgentPreparer(
@@ -249,7 +249,7 @@ class RunManager:
         self, plan: TurnPlan, *, max_iterations: int | None = None, content: Any = None
     ) -> StartedRun:
         await self.memory_handover.ensure()  # a pre-accounts memory goes to the first admin
-        async with self._lock:
+        async with self.start_lock:
             if self.consumed.in_conversation(plan.session_uuid, plan.owner_id):
                 raise RunRefused(STILL_RUNNING, RUN_ACTIVE)
             # The limit is per person (the bridge has its own cap for the whole machine).

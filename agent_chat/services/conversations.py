@@ -13,6 +13,8 @@ model or skill (`change_conversation`, several at once), and whether a run goes 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Literal
 
 from agent_chat.common.checkpoint_store import remove_store
@@ -88,16 +90,31 @@ async def refuse_while_running(
         raise Busy(f"{action} is not possible while the agent is answering: stop it or wait.")
 
 
+@contextlib.asynccontextmanager
+async def while_quiet(
+    svc: Backend, *, user_id: int, session_uuid: str, action: str
+) -> AsyncIterator[None]:
+    """`refuse_while_running`, and no run starts in this process until the block ends (the
+    run manager's start lock; a start marks its run going under it): for what changes the
+    conversation's folder, which a run starting meanwhile would work in. Several workers:
+    a start on another worker is not held back (only its own check in the turn's
+    transaction sees a run going, not a switch). Not around `svc.runs` calls that take
+    the lock themselves (a reset)."""
+    async with svc.runs.start_lock:
+        await refuse_while_running(svc, user_id=user_id, session_uuid=session_uuid, action=action)
+        yield
+
+
 async def delete_conversation(svc: Backend, *, user_id: int, session_uuid: str) -> None:
     """Delete the person's conversation: its messages, logs, pauses and queue (the
     database's cascade), then its workspace folder. `Busy` while it runs."""
     chat = await conversation_for(svc, user_id=user_id, session_uuid=session_uuid)
-    await refuse_while_running(
-        svc, user_id=user_id, session_uuid=chat.session_uuid, action="Deleting"
-    )
-    await svc.storage.call(sessions.delete_session, session_uuid=chat.session_uuid, user_id=user_id)
-    # The canonical uuid names the folder (a URL may carry it in capitals).
-    await remove_folder(chat.session_uuid)
+    async with while_quiet(svc, user_id=user_id, session_uuid=chat.session_uuid, action="Deleting"):
+        await svc.storage.call(
+            sessions.delete_session, session_uuid=chat.session_uuid, user_id=user_id
+        )
+        # The canonical uuid names the folder (a URL may carry it in capitals).
+        await remove_folder(chat.session_uuid)
 
 
 async def remove_folder(session_uuid: str) -> None:

@@ -17,7 +17,7 @@ from agent_chat.db.models import ChatMessage, MessageRole
 from agent_chat.runs.manager import StartedRun
 from agent_chat.services import attachment_parts, attachments, workspace_versions
 from agent_chat.services.backend import Backend
-from agent_chat.services.conversations import refuse_while_running
+from agent_chat.services.conversations import while_quiet
 from agent_chat.services.runs import InvalidRunInput, check_can_start, check_message
 from agent_chat.services.workspace_versions import FilesShown
 
@@ -142,15 +142,15 @@ async def switch(svc: Backend, *, user_id: int, message_id: int, step: int = 0) 
             f"A version step is a whole number, not {step!r}.", {"step": "not a whole number"}
         )
     _, session_uuid = await owned_message(svc, user_id=user_id, message_id=message_id)
-    await refuse_while_running(
+    async with while_quiet(
         svc, user_id=user_id, session_uuid=session_uuid, action="Switching versions"
-    )
-    shown = await svc.storage.call(
-        messages.switch_version, message_id=message_id, user_id=user_id, step=step
-    )
-    files = await workspace_versions.follow_branch(
-        svc.storage, chat_session_id=shown.session_id, session_uuid=session_uuid
-    )
+    ):
+        shown = await svc.storage.call(
+            messages.switch_version, message_id=message_id, user_id=user_id, step=step
+        )
+        files = await workspace_versions.follow_branch(
+            svc.storage, chat_session_id=shown.session_id, session_uuid=session_uuid
+        )
     return Switched(shown, files)
 
 

@@ -41,7 +41,7 @@ from agent_chat.db import messages
 from agent_chat.db.models import ChatMessage, MessageRole
 from agent_chat.services.backend import Backend
 from agent_chat.services.checkpoints import restore_point
-from agent_chat.services.conversations import refuse_while_running
+from agent_chat.services.conversations import while_quiet
 from agent_chat.services.runs import InvalidRunInput, RunConflict
 from agent_chat.services.versions import owned_message
 from agent_chat.services.workspace_versions import last_workspace_answer, reason_of
@@ -202,9 +202,14 @@ async def undo_changes(
     on; `RunConflict` when the answer's files are not the shown ones, or it cannot be done."""
     root = workspaces_root() if root is None else root
     answer, session_uuid = await _workspace_answer(svc, user_id, message_id)
-    await refuse_while_running(
+    async with while_quiet(
         svc, user_id=user_id, session_uuid=session_uuid, action="Undoing an answer's changes"
-    )
+    ):
+        return await _undo(svc, root, session_uuid, answer)
+
+
+async def _undo(svc: Backend, root: Path, session_uuid: str, answer: ChatMessage) -> AnswerChanges:
+    message_id = answer.id
     parent, shown = await svc.storage.call(_where, answer=answer)
     before = await asyncio.to_thread(_compared, root, session_uuid, message_id, parent, shown)
     if before.undone:

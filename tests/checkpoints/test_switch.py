@@ -5,8 +5,12 @@ one without a checkpoint leaves the folder and says so; the drawer's words name 
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from agent_chat.common.checkpoint_store import store_of
 from agent_chat.runs.storage import Storage
@@ -84,3 +88,49 @@ async def test_a_chat_conversation_switches_silently(
     back = await versions.switch(svc, user_id=user, message_id=again.assistant_message_id, step=-1)
     assert back.files == workspace_versions.FilesShown(False) and back.message.id == one.id
     assert not (workspaces / chat).exists()
+
+
+async def test_no_run_starts_while_a_switch_puts_the_folder_back(
+    svc: Any,
+    storage: Storage,
+    user: int,
+    workspaces: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A message sent while a switch is putting the folder back waits for it: its run then
+    works in the switched folder, never in one half put back."""
+    chat = new_chat(storage, user)
+    folder = workspaces / chat
+    ask = {"user_id": user, "session_uuid": chat}
+    first = await use.start_run(
+        svc, text=script(counted(workspaces, chat)), tool_profile="workspace", **ask
+    )
+    one = await finished(storage, first.assistant_message_id, timeout=90)
+    again = await versions.regenerate(svc, user_id=user, message_id=one.id)
+    await finished(storage, again.assistant_message_id, timeout=60)
+    assert (folder / "a.txt").read_text() == "2"
+
+    entered, release = threading.Event(), threading.Event()
+    real_restore = workspace_versions.restore
+
+    def slow_restore(*args: Any) -> Any:
+        entered.set()
+        release.wait(30)
+        return real_restore(*args)
+
+    monkeypatch.setattr(workspace_versions, "restore", slow_restore)
+    switching = asyncio.create_task(
+        versions.switch(svc, user_id=user, message_id=again.assistant_message_id, step=-1)
+    )
+    assert await asyncio.to_thread(entered.wait, 30)
+    sending = asyncio.create_task(
+        use.start_run(svc, text=script("cat a.txt > seen.txt"), tool_profile="workspace", **ask)
+    )
+    await asyncio.sleep(0.5)
+    assert not sending.done()  # held at the start, not sent to the agent
+    release.set()
+    assert (await switching).files.answer_id == one.id
+    third = await sending
+    done = await finished(storage, third.assistant_message_id, timeout=60)
+    assert done.status == "SUCCESS", done.error
+    assert (folder / "seen.txt").read_text() == "1"  # the run saw the switched folder

@@ -40,7 +40,7 @@ def svc(storage: Storage, tmp_path: Path) -> SimpleNamespace:
 
     return SimpleNamespace(
         storage=storage,
-        runs=SimpleNamespace(running_in=running_in),
+        runs=SimpleNamespace(running_in=running_in, start_lock=asyncio.Lock()),
         settings=SimpleNamespace(skills_dir=_skills(tmp_path / "skills")),
     )
 
