@@ -77,6 +77,33 @@ def _profile_select() -> rx.Component:
     )
 
 
+def _mcp_hint() -> rx.Component:
+    # Whatever the number of profiles: which team servers' tools the next answer may use.
+    return rx.cond(
+        ChatState.mcp_names != "",
+        rx.tooltip(
+            rx.badge(
+                rx.icon("plug", size=12),
+                rx.text.span(
+                    "MCP: ",
+                    ChatState.mcp_names,
+                    white_space="nowrap",
+                    overflow="hidden",
+                    text_overflow="ellipsis",
+                    min_width="0",
+                ),
+                variant="soft",
+                color_scheme="gray",
+                size="1",
+                max_width="16rem",
+                custom_attrs=tid("mcp-hint"),
+            ),
+            content="The agent may use these MCP servers' tools in this conversation "
+            "(an administrator chooses them in Settings → Tools)",
+        ),
+    )
+
+
 def _context_meter() -> rx.Component:
     # The conversation's token use and how full the model's window was at the last answer.
     return rx.cond(
@@ -175,6 +202,7 @@ def composer() -> rx.Component:
                     _model_select(),
                     _skill_select(),
                     _profile_select(),
+                    _mcp_hint(),
                     rx.spacer(),
                     _context_meter(),
                     spacing="2",

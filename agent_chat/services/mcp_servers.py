@@ -194,5 +194,11 @@ async def conversation_servers(svc: Backend, *, user_id: int, session_uuid: str)
     """The names of the MCP servers the conversation's tool profile gets (anyone, for their
     own conversation: its settings stay the administrators')."""
     chat = await conversation_for(svc, user_id=user_id, session_uuid=session_uuid)
-    specs = await svc.storage.call(mcp_servers.for_profile, profile=chat.tool_profile)
+    return await profile_servers(svc, profile=chat.tool_profile)
+
+
+async def profile_servers(svc: Backend, *, profile: str) -> list[str]:
+    """The names of the enabled MCP servers a run of `profile` gets (anyone: the composer
+    names them for the profile chosen there, which the next message's run uses)."""
+    specs = await svc.storage.call(mcp_servers.for_profile, profile=profile)
     return [str(spec["name"]) for spec in specs]

@@ -21,7 +21,7 @@ from agent_chat.display.rows import (
 )
 from agent_chat.display.usage import answer_usage, conversation_meter
 from agent_chat.runs.client import BridgeError
-from agent_chat.services import conversations, listing, run_logs, versions
+from agent_chat.services import conversations, listing, mcp_servers, run_logs, versions
 from agent_chat.services import runs as run_cases
 from agent_chat.services.conversations import ConversationNotFound, conversation_for
 from agent_chat.services.errors import Busy
@@ -66,6 +66,7 @@ class ChatState(SidebarState):
     context_percent: int = -1
     tool_profiles: list[list[str]] = []
     selected_profile: str = "chat"
+    mcp_names: str = ""  # the MCP servers the selected profile gets: "time, docs"
     max_upload_mb: int = 20  # AGENT_CHAT_MAX_UPLOAD_MB: the composer checks before uploading
 
     # Finished answers whose text this page already holds from streaming: message id ->
@@ -131,6 +132,7 @@ class ChatState(SidebarState):
         elif not await self.reload_messages():
             self.forget_conversation()  # not the person's: nothing may act on its uuid
         if not self.not_found:
+            await self._show_mcp()
             await self._prepare_agent()
 
     def forget_conversation(self) -> None:
@@ -147,6 +149,7 @@ class ChatState(SidebarState):
         self._set("queued", [])
         self._set("context_meter", "")
         self._set("context_percent", -1)
+        self._set("mcp_names", "")
 
     async def owned_uuid(self) -> str:
         """The shown conversation's uuid if it is the acting person's now, else "" (and the
@@ -252,6 +255,10 @@ class ChatState(SidebarState):
             draft_hermes_session=None if self.current_uuid else self._draft_hermes,
         )
 
+    async def _show_mcp(self) -> None:
+        names = await mcp_servers.profile_servers(self.svc(), profile=self.selected_profile)
+        self._set("mcp_names", ", ".join(names))
+
     @rx.event
     async def set_selected_model(self, value: str) -> None:
         self.selected_model = value
@@ -266,6 +273,7 @@ class ChatState(SidebarState):
     async def set_selected_profile(self, value: str) -> None:
         if value in self.svc().settings.tool_profiles:
             self.selected_profile = value
+            await self._show_mcp()
             if self.current_uuid or self._draft_uuid:
                 await self._prepare_agent()
 

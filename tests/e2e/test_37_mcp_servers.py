@@ -1,7 +1,8 @@
 """Settings → Tools in the browser: an administrator adds the reference `mcp-server-time`
 (a stdio command), Test lists its tools, Save lists it; a conversation's answer then holds
 the server's real result. A bad name is refused under its field with nothing lost; a command
-that does not exist is said by Test; a server is disabled and deleted."""
+that does not exist is said by Test; a server is disabled and deleted. A member's composer
+names the servers the chosen tool profile gets."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import sys
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import send
+from agent_chat.auth import COOKIE_NAME
+from tests.support.accounts import ensure_member, session_cookie
+from tests.support.browser import fresh_page, send
 from tests.support.stack import ARTIFACTS, Stack
 
 pytestmark = pytest.mark.e2e
 
 TIME_COMMAND = f"{sys.executable} -m mcp_server_time"
+MEMBER, MEMBER_PASSWORD = "mira", "mira-has-a-long-password"
 
 
 def _open(page: Page, stack: Stack) -> None:
@@ -161,6 +165,58 @@ def test_a_stored_secret_never_comes_back_to_the_browser(page: Page, stack: Stac
     assert received, "no websocket frame was seen"
     assert not [f for f in received if secret in f]
     assert secret not in page.content()
+    row.get_by_test_id("mcp-delete").click()
+    page.get_by_test_id("mcp-delete-confirm").click()
+    expect(page.get_by_test_id("mcp-row")).to_have_count(0)
+
+
+def _choose_profile(page: Page, label: str) -> None:
+    page.get_by_test_id("tool-profile-select").click()
+    page.get_by_role("option", name=label).click()
+    expect(page.get_by_test_id("tool-profile-select")).to_contain_text(label)
+
+
+def test_a_member_sees_which_servers_their_profile_gets(
+    page: Page, stack: Stack, browser, request: pytest.FixtureRequest
+) -> None:
+    _open(page, stack)
+    _add_time(page)
+    page.get_by_test_id("mcp-profile-workspace").click()  # for Workspace conversations only
+    page.get_by_test_id("mcp-save").click()
+    row = page.get_by_test_id("mcp-row").filter(has_text="time")
+    expect(row).to_be_visible()
+    ensure_member(stack.db_url, MEMBER, MEMBER_PASSWORD)
+    with fresh_page(browser, request) as member:
+        cookie = session_cookie(stack.url, MEMBER, MEMBER_PASSWORD)
+        member.context.add_cookies(
+            [{"name": COOKIE_NAME, "value": cookie, "url": stack.url, "httpOnly": True}]
+        )
+        member.goto(f"{stack.url}/chat")
+        expect(member.get_by_test_id("composer-input")).to_be_editable()
+        hint = member.get_by_test_id("mcp-hint")
+        expect(hint).to_have_count(0)  # the Chat profile does not get it
+        _choose_profile(member, "Workspace")
+        expect(hint).to_have_text("MCP: time")
+        member.screenshot(path=str(ARTIFACTS / "mcp-hint.png"))
+        hint.hover()
+        expect(member.get_by_role("tooltip")).to_contain_text("Settings → Tools")
+        # On a phone (a page opened at its size: the sidebar folded away) it fits the screen.
+        member.set_viewport_size({"width": 390, "height": 844})
+        member.reload()
+        expect(member.get_by_test_id("composer-input")).to_be_editable()
+        _choose_profile(member, "Workspace")
+        expect(hint).to_have_text("MCP: time")
+        box = hint.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+        member.screenshot(path=str(ARTIFACTS / "mcp-hint-phone.png"))
+        member.set_viewport_size({"width": 1280, "height": 800})
+
+        # Disabled by the administrator: the member's next choice of the profile has none.
+        row.get_by_test_id("mcp-toggle").click()
+        expect(row.get_by_test_id("mcp-disabled")).to_be_visible()
+        _choose_profile(member, "Chat")
+        _choose_profile(member, "Workspace")
+        expect(hint).to_have_count(0)
     row.get_by_test_id("mcp-delete").click()
     page.get_by_test_id("mcp-delete-confirm").click()
     expect(page.get_by_test_id("mcp-row")).to_have_count(0)

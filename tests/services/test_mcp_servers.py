@@ -126,6 +126,18 @@ async def test_a_member_is_refused_everything_but_their_conversations_names(
     assert await use.conversation_servers(svc, user_id=member, session_uuid=chat) == ["tst"]
 
 
+async def test_a_profile_names_its_enabled_servers(svc: SimpleNamespace, admin: int) -> None:
+    # What the composer shows for the profile chosen there (names only, sorted).
+    await use.save_server(svc, user_id=admin, server_id=None, values=stdio("tst"))
+    await use.save_server(
+        svc, user_id=admin, server_id=None, values=stdio("docs", profiles=["workspace"])
+    )
+    off = await use.save_server(svc, user_id=admin, server_id=None, values=stdio("off"))
+    await use.set_enabled(svc, user_id=admin, server_id=off.id, enabled=False)
+    assert await use.profile_servers(svc, profile="chat") == ["tst"]
+    assert await use.profile_servers(svc, profile="workspace") == ["docs", "tst"]
+
+
 async def test_a_run_gets_its_profiles_servers_and_their_real_results(
     svc: SimpleNamespace, admin: int, fake_model: RunningFakeModel
 ) -> None:
