@@ -12,18 +12,15 @@ message is NotFound, like a missing one.
 
 from __future__ import annotations
 
-import logging
-
 from sqlalchemy import ColumnElement, func, literal, update
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
 from agent_chat.db import attachment_notes
+from agent_chat.db.branch import branch_select, single_path
 from agent_chat.db.errors import InvalidTree, NotFound
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus, utcnow
 from agent_chat.db.sessions import touch_session
-
-log = logging.getLogger(__name__)
 
 SUMMARY_PREFIX = "[Summary of the earlier conversation]\n"
 
@@ -106,45 +103,7 @@ def append_message(
 
 def active_branch(*, session: Session, chat_session_id: int) -> list[ChatMessage]:
     """The active branch, root first, in one recursive query."""
-    root = (
-        select(ChatMessage.id, literal(0).label("depth"))
-        .where(
-            col(ChatMessage.session_id) == chat_session_id,
-            col(ChatMessage.parent_id).is_(None),
-            col(ChatMessage.is_active).is_(True),
-        )
-        .cte("branch", recursive=True)
-    )
-    child = aliased(ChatMessage)
-    branch = root.union_all(
-        select(child.id, root.c.depth + 1).where(
-            child.parent_id == root.c.id,
-            child.is_active.is_(True),
-        )
-    )
-    query = (
-        select(ChatMessage)
-        .join(branch, col(ChatMessage.id) == branch.c.id)
-        .order_by(branch.c.depth)
-    )
-    rows = list(session.exec(query).all())
-    return _single_path(rows)
-
-
-def _single_path(rows: list[ChatMessage]) -> list[ChatMessage]:
-    """Walk root → leaf. If the one-active-sibling rule was ever broken, follow the newest."""
-    children: dict[int | None, list[ChatMessage]] = {}
-    for message in rows:
-        children.setdefault(message.parent_id, []).append(message)
-    path: list[ChatMessage] = []
-    parent_id: int | None = None
-    while candidates := children.get(parent_id):
-        if len(candidates) > 1:
-            log.warning("Several active siblings under message %s; following the newest", parent_id)
-        current = max(candidates, key=lambda m: (m.branch_order, m.id or 0))
-        path.append(current)
-        parent_id = current.id
-    return path
+    return single_path(list(session.exec(branch_select(chat_session_id)).all()))
 
 
 def get_message(*, session: Session, message_id: int) -> ChatMessage | None:

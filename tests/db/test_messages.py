@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from sqlalchemy import event
 from sqlmodel import Session, select
 
+from agent_chat.db.conversation import load_conversation
 from agent_chat.db.errors import InvalidTree, NotFound
 from agent_chat.db.messages import (
     active_branch,
@@ -155,6 +156,30 @@ def test_active_branch_is_one_query(session: Session, chat: ChatSession) -> None
         event.remove(engine, "before_cursor_execute", count)
     assert len(branch) == 40
     assert len(statements) == 1
+
+
+def test_a_conversation_page_reads_whole_only_the_messages_it_shows(
+    session: Session, chat: ChatSession, user: int
+) -> None:
+    """The rest of a long branch is read as an outline (no texts), in the branch's order."""
+    parent = None
+    for i in range(6):
+        parent = _add(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
+    older = _add(session, chat, parent, content="old version")
+    newer = _add(session, chat, parent, content="new version")  # the active sibling
+    answer = _add(session, chat, newer, role=ASSISTANT, status=MessageStatus.RUNNING)
+    finish_message(
+        session=session, message_id=answer.id, content="answer", status="SUCCESS", input_tokens=7
+    )
+    whole = active_branch(session=session, chat_session_id=chat.id)
+    view = load_conversation(session=session, session_uuid=chat.session_uuid, user_id=user, limit=2)
+    assert view is not None and older.id not in [m.id for m in view.branch]
+    assert [m.id for m in view.messages] == [newer.id, answer.id]
+    assert [m.content for m in view.messages] == ["new version", "answer"]
+    assert [m.id for m in view.branch] == [m.id for m in whole] and view.total == 8
+    assert (view.branch[-1].role, view.branch[-1].input_tokens) == ("ASSISTANT", 7)
+    assert not hasattr(view.branch[0], "content")
+    assert view.versions[newer.id] == (2, 2)
 
 
 def test_active_branch_of_an_empty_session_is_empty(session: Session, chat: ChatSession) -> None:
