@@ -53,6 +53,7 @@ API_MCP_SERVER_TEST = "/api/mcp/servers/{server_id}/test"
 API_MCP_TEST = "/api/mcp/test"
 API_MCP_STATUS = "/api/mcp/status"
 API_SESSION_MCP = "/api/chat/sessions/{session_id}/mcp-servers"
+API_SESSION_TOOL_IMAGE = "/api/chat/sessions/{session_id}/tool-images/{name}"
 WORKSPACE_FILE_API = "/api/chat/sessions/{session_uuid}/workspace/{path:path}"
 
 

@@ -6,6 +6,7 @@ administrator's route gets 403, a refused value a 422 naming the field."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Path, Response
+from fastapi.responses import FileResponse
 from pydantic.alias_generators import to_camel
 
 from agent_chat import routes
@@ -22,6 +23,7 @@ from agent_chat.api.mcp_schemas import (
     McpToolOut,
 )
 from agent_chat.api.schemas import MAX_ID
+from agent_chat.common.workspaces import IMAGE_TYPES
 from agent_chat.db.errors import ValidationFailed
 from agent_chat.services import mcp_servers as use
 from agent_chat.services.mcp_servers import McpServerView, McpTest, McpValues
@@ -121,3 +123,30 @@ async def conversation_servers(svc: Svc, me: Me, session_id: str) -> Conversatio
     """The MCP servers this conversation's tool profile gets (names only)."""
     names = await use.conversation_servers(svc, user_id=me, session_uuid=session_id)
     return ConversationMcpOut(servers=names)
+
+
+@router.get(
+    routes.API_SESSION_TOOL_IMAGE,
+    response_class=FileResponse,
+    responses={
+        200: {
+            "content": {
+                t: {"schema": {"type": "string", "format": "binary"}}
+                for t in ("image/png", "image/jpeg", "image/gif", "image/webp")
+            },
+            "description": "The picture as the tool returned it.",
+        },
+        **responses(404),
+    },
+)
+async def tool_image(svc: Svc, me: Me, session_id: str, name: str) -> FileResponse:
+    """A picture an MCP tool returned in this conversation (its name is in the call's
+    result: `MEDIA:…/img_<hex>.png`); 404 for anything that is not one of yours."""
+    path = await use.tool_image(svc, user_id=me, session_uuid=session_id, name=name)
+    headers = {
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "default-src 'none'; sandbox",
+        # A name is hermes' random one, never reused: the browser keeps the picture.
+        "Cache-Control": "private, max-age=31536000, immutable",
+    }
+    return FileResponse(path, media_type=IMAGE_TYPES[path.suffix], headers=headers)

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from agent_chat.bridge import sandbox
+from agent_chat.bridge import mcp_images, sandbox
 from agent_chat.bridge.approvals import approvals_for
 from agent_chat.bridge.failures import abnormal_end_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper
@@ -80,6 +80,7 @@ def execute(run: Run, pool: AgentPool) -> None:
             _workspace(run, profile),
         ):
             foreground_delegation()
+            mcp_images.for_run(run.session_id, run.workspaces_root, request.workspace),
             message = request.agent_message()
             result = agent.run_conversation(
                 message, conversation_history=history, task_id=run.session_id

@@ -1,6 +1,7 @@
 """A tool call as what it is (the shapes come from agent_chat/display/tool_views.py; this only
 renders them, as text): a console block for terminal, code and output for execute_code, a
-diff for write_file / patch, a numbered excerpt for read_file, JSON for anything else.
+diff for write_file / patch, a numbered excerpt for read_file, JSON for anything else; an
+MCP tool's pictures behind "Show image" (loaded on the click, from the owner-checked route).
 The look lives in assets/workspace.css (classes `tv-*`)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import reflex as rx
 
 from agent_chat.components.common import tid
+from agent_chat.state.chat import ChatState
 
 
 def labelled_code(label: str, text: rx.Var) -> rx.Component:
@@ -124,6 +126,44 @@ def lines_block(view: rx.Var, test_id: str) -> rx.Component:
     )
 
 
+def _picture(name: rx.Var) -> rx.Component:
+    # A lazy picture in a closed <details> is not fetched: it loads when unfolded.
+    url = "/api/chat/sessions/" + ChatState.current_uuid + "/tool-images/" + name.to(str)
+    return rx.el.details(
+        rx.el.summary(
+            rx.icon("image", size=14),
+            "Show image",
+            class_name="tv-picture-toggle",
+            display="inline-flex",
+            align_items="center",
+            gap="4px",
+            cursor="pointer",
+            font_size="var(--font-size-1)",
+            color="var(--accent-11)",
+            custom_attrs=tid("tool-image-show"),
+        ),
+        rx.el.img(
+            src=url,
+            loading="lazy",
+            alt="A picture the tool returned",
+            max_width="100%",
+            max_height="24rem",
+            margin_top="4px",
+            border_radius="var(--radius-2)",
+            border="1px solid var(--gray-a5)",
+            custom_attrs=tid("tool-image"),
+        ),
+        custom_attrs={"data-testid": "tool-image-item", "data-name": name},
+    )
+
+
+def _pictures(view: rx.Var) -> rx.Component:
+    return rx.cond(
+        view["images"].length() > 0,
+        rx.vstack(rx.foreach(view["images"], _picture), spacing="1", width="100%"),
+    )
+
+
 def tool_body(view: rx.Var, generic: rx.Component) -> rx.Component:
     """The call's body by kind; `generic` for tools without a shape of their own."""
     return rx.vstack(
@@ -136,6 +176,7 @@ def tool_body(view: rx.Var, generic: rx.Component) -> rx.Component:
             generic,
         ),
         _note_and_error(view),
+        _pictures(view),
         spacing="1",
         width="100%",
         class_name="tv-body",

@@ -6,7 +6,8 @@ result (hermes' JSON text, maybe cut by the bridge) shaped for the thinking pane
   diffed against it; otherwise the content shows as added lines);
 - read_file: the path and an excerpt with line numbers;
 - execute_code: the code (highlighted) and its output;
-- anything else: `generic` (the panel shows arguments and result as JSON).
+- anything else: `generic` (the panel shows arguments and result as JSON); an MCP tool's
+  pictures by name (`images`: common/tool_images.py), loaded only when asked.
 
 Everything here is text; the page never renders it as HTML. Long texts are cut with a
 visible line saying how much is missing, on top of what the bridge cut already.
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from agent_chat.common.tool_images import names_in
 from agent_chat.display.cut_json import CUT_MARKER, loads_cut
 from agent_chat.display.diff_lines import (
     DiffLine,
@@ -52,12 +54,13 @@ class ToolView(TypedDict):
     error: str  # hermes' error text
     note: str  # one short line: "2 lines added", "lines 1–40 of 120", a cut marker
     lines: list[DiffLine]  # diff or excerpt
+    images: list[str]  # an MCP tool's pictures (their names in the conversation)
 
 
 def empty_view(kind: str = GENERIC, label: str = "") -> ToolView:
     return ToolView(
         kind=kind, label=label, code="", tokens=[], output="", exit_code="", error="", note="",
-        lines=[],
+        lines=[], images=[],
     )  # fmt: skip
 
 
@@ -262,7 +265,10 @@ def shape(call: ToolCall, seen: _Seen | None = None) -> ToolView:
     """The view of one call (`seen`: what earlier calls of the same run showed)."""
     shaper = _SHAPERS.get(call.tool)
     if shaper is None:
-        return empty_view()
+        view = empty_view()
+        if call.tool.startswith("mcp__"):
+            view["images"] = names_in(call.result)
+        return view
     try:
         return shaper(call, seen if seen is not None else _Seen())
     except Exception:  # noqa: BLE001 - an odd result must never break the panel

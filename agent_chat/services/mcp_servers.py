@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
+from agent_chat.common.tool_images import image_path
+from agent_chat.common.workspaces import workspaces_root
 from agent_chat.db import mcp_servers
+from agent_chat.db.errors import NotFound
 from agent_chat.db.mcp_models import McpServer
 from agent_chat.db.mcp_servers import McpValues
 from agent_chat.runs.bridges import NoHealthyBridge
@@ -202,3 +206,18 @@ async def profile_servers(svc: Backend, *, profile: str) -> list[str]:
     names them for the profile chosen there, which the next message's run uses)."""
     specs = await svc.storage.call(mcp_servers.for_profile, profile=profile)
     return [str(spec["name"]) for spec in specs]
+
+
+async def tool_image(
+    svc: Backend, *, user_id: int, session_uuid: str, name: str, root: Path | None = None
+) -> Path:
+    """The file of a picture an MCP tool returned in one of the person's conversations
+    (common/tool_images.py); NotFound for anything else, the same for every reason."""
+    await conversation_for(svc, user_id=user_id, session_uuid=session_uuid)
+    try:
+        path = image_path(root or workspaces_root(), session_uuid, name)
+    except ValueError:
+        raise NotFound("No such picture in this conversation.") from None
+    if path.is_symlink() or not await asyncio.to_thread(path.is_file):
+        raise NotFound("No such picture in this conversation.")
+    return path

@@ -2,7 +2,8 @@
 adds a server (the tests' own MCP server, tests/support/mcp_server.py), tests it before and
 after saving, sees its status, changes it keeping its secret, deletes it; a secret is never in
 a response; bad input is a 422 naming the field in camelCase; a member gets 403 and sees only
-the names their own conversation gets."""
+the names their own conversation gets; a tool's picture is served to its conversation's owner
+only."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.support.api import api_client, member_with_token, new_session
+from agent_chat.common.tool_images import names_in
+from tests.support.api import api_client, ask, member_with_token, new_session
+from tests.support.mcp_server import PICTURE
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -63,6 +66,7 @@ def test_an_administrator_adds_tests_changes_and_deletes_a_server(client: httpx.
         "whisper",
         "crash",
         "hang",
+        "picture",
     }
     # A change that leaves the secret as null keeps it.
     changed = client.put(server, json={**SERVER, "env": {"MCP_TEST_SECRET": None}, "timeout": 30})
@@ -119,3 +123,24 @@ def test_a_member_is_refused_and_sees_only_their_conversations_names(
     # Another person's conversation is the 404 of a missing one.
     theirs = new_session(client)
     assert member.get(f"/api/chat/sessions/{theirs}/mcp-servers").status_code == 404
+
+
+def test_a_tools_picture_is_served_to_the_conversations_owner_only(
+    client: httpx.Client, member: httpx.Client
+) -> None:
+    assert client.post("/api/mcp/servers", json=SERVER).status_code == 201
+    mine = new_session(client)
+    _, read = ask(client, mine, "draw\nCALL mcp__tst__picture {}")
+    assert read.last().type == "run_completed", read.types()
+    [name] = names_in(read.first("tool_end").data["result"])  # the event names it
+    url = f"/api/chat/sessions/{mine}/tool-images/{name}"
+    shown = client.get(url)
+    assert shown.status_code == 200, shown.text
+    assert shown.content == PICTURE and shown.headers["content-type"] == "image/png"
+    assert shown.headers["x-content-type-options"] == "nosniff"
+    # Another person: the 404 of a missing picture; so is a name that is not one.
+    assert member.get(url).status_code == 404
+    assert (
+        client.get(f"/api/chat/sessions/{mine}/tool-images/img_000000000000.png").status_code == 404
+    )
+    assert client.get(f"/api/chat/sessions/{mine}/tool-images/..%2F..%2Fx.png").status_code == 404

@@ -6,6 +6,7 @@ back as a reason."""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import subprocess
@@ -13,14 +14,17 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from agent_chat.bridge import mcp_images
+from agent_chat.common.tool_images import image_path, names_in
 from tests.fakes.model_server import RunningFakeModel
-from tests.support.bridge import RunningBridge
-from tests.support.mcp_server import FAIL_START_LINE
+from tests.support.bridge import RunningBridge, StartBridge
+from tests.support.mcp_server import FAIL_START_LINE, PICTURE
 from tests.support.sse import Stream, run_answering, run_body
 
 PY = sys.executable
@@ -89,6 +93,38 @@ async def test_a_servers_environment_reaches_it_and_a_change_reconnects(
     assert "secret=quince" in results(stream)[0]
 
 
+async def test_a_picture_is_kept_for_its_conversation_and_the_event_names_it(
+    start_bridge: StartBridge, fake_model: RunningFakeModel, tmp_path: Path
+) -> None:
+    bridge = start_bridge(workspaces_root=tmp_path)
+    conversation = str(uuid.uuid4())
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=90) as client:
+        script = calls(("mcp__tst__picture", {}))
+        body = run_body(
+            bridge.model(fake_model), script, str(uuid.uuid4()), mcp_servers=[ours()],
+            workspace=conversation,
+        )  # fmt: skip
+        stream = await run_answering(client, body)
+    [result] = results(stream)
+    assert "A red rectangle." in result
+    [name] = names_in(result)  # the reference: hermes' cached file's name
+    assert image_path(tmp_path, conversation, name).read_bytes() == PICTURE
+    # The picture itself never travels in an event.
+    assert base64.b64encode(PICTURE).decode() not in json.dumps([e.data for e in stream.events])
+
+
+def test_a_servers_text_naming_a_file_copies_nothing(tmp_path: Path) -> None:
+    # Only a file hermes' cache wrote for an image block is kept: a path in a server's text
+    # (another person's cached picture) is not.
+    elsewhere = tmp_path / "cache" / "images" / "img_0123456789ab.png"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_bytes(PICTURE)
+    conversation = str(uuid.uuid4())
+    with mcp_images.for_run("task-1", tmp_path, conversation):
+        assert mcp_images.keep(f'{{"result": "MEDIA:{elsewhere}"}}', "task-1") == []
+    assert not (tmp_path / ".tool-images").exists()
+
+
 async def test_a_crash_mid_call_is_a_tool_error_and_the_run_goes_on(
     bridge: RunningBridge, fake_model: RunningFakeModel
 ) -> None:
@@ -146,7 +182,7 @@ async def test_test_lists_a_servers_tools(bridge: RunningBridge) -> None:
     answer = await test_mcp(bridge, ours())
     assert answer["ok"] is True, answer
     names = {tool["name"] for tool in answer["tools"]}
-    assert names == {"add", "whisper", "crash", "hang"}
+    assert names == {"add", "whisper", "crash", "hang", "picture"}
     assert any(t["description"] == "Add two whole numbers." for t in answer["tools"])
     time_answer = await test_mcp(bridge, TIME)
     assert {"get_current_time", "convert_time"} <= {t["name"] for t in time_answer["tools"]}

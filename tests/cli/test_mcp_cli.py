@@ -52,7 +52,7 @@ def test_add_list_status_disable_enable_delete(run, client: httpx.Client) -> Non
         "--no-ask",
     )  # fmt: skip
     assert status == 0, err
-    assert "MCP server tst saved" in out and "4 tools: " in out and "whisper" in out
+    assert "MCP server tst saved" in out and "5 tools: " in out and "whisper" in out
     status, out, _ = run("mcp", "list")
     assert status == 0 and "tst\tstdio\t" in out and "enabled" in out and SECRET not in out
     status, out, _ = run("mcp", "status")

@@ -2,13 +2,14 @@
 (a stdio command), Test lists its tools, Save lists it; a conversation's answer then holds
 the server's real result. A bad name is refused under its field with nothing lost; a command
 that does not exist is said by Test; a server is disabled and deleted. A member's composer
-names the servers the chosen tool profile gets."""
+names the servers the chosen tool profile gets; a tool's picture loads only when asked."""
 
 from __future__ import annotations
 
 import re
 import sys
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -220,3 +221,54 @@ def test_a_member_sees_which_servers_their_profile_gets(
     row.get_by_test_id("mcp-delete").click()
     page.get_by_test_id("mcp-delete-confirm").click()
     expect(page.get_by_test_id("mcp-row")).to_have_count(0)
+
+
+ITEM = '[data-testid="tool-history-item"][data-tool="mcp__tst__picture"]'
+
+
+def test_a_tools_picture_loads_only_when_asked(
+    chat: Page, stack: Stack, browser, request: pytest.FixtureRequest
+) -> None:
+    page = chat
+    ours = {"name": "tst", "transport": "stdio", "command": sys.executable, "ask": False}
+    ours["args"] = ["-m", "tests.support.mcp_server"]
+    with httpx.Client(base_url=stack.url, headers=stack.auth_headers, timeout=30) as client:
+        made = client.post("/api/mcp/servers", json=ours)
+        assert made.status_code == 201, made.text
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url) if "/tool-images/" in r.url else None)
+        send(page, "draw it\nCALL mcp__tst__picture {}")
+        answer = page.get_by_test_id("message-assistant").last
+        expect(answer).to_have_attribute("data-status", "SUCCESS", timeout=60_000)
+        answer.get_by_test_id("thinking-toggle").click()
+        item = answer.locator(ITEM)
+        item.locator("summary").first.click()
+        show = item.get_by_test_id("tool-image-show")
+        expect(show).to_be_visible()
+        expect(item.get_by_test_id("tool-mcp-server")).to_have_text("tst (MCP)")
+        assert asked == []  # not fetched while folded
+        show.click()
+        picture = item.get_by_test_id("tool-image")
+        expect(picture).to_be_visible()
+        page.wait_for_function(
+            "img => img.complete && img.naturalWidth > 0", arg=picture.element_handle()
+        )
+        assert picture.evaluate("img => img.naturalWidth") == 24 and len(asked) == 1
+        page.screenshot(path=str(ARTIFACTS / "mcp-tool-picture.png"))
+        # In a new tab (the stored log), on a phone: the same, within the screen.
+        with fresh_page(browser, request, stack) as phone:
+            phone.set_viewport_size({"width": 390, "height": 844})
+            phone.goto(page.url)
+            expect(phone.get_by_test_id("send-button")).to_be_enabled()
+            answer = phone.get_by_test_id("message-assistant").last
+            answer.get_by_test_id("thinking-toggle").click()
+            item = answer.locator(ITEM)
+            item.locator("summary").first.click()
+            item.get_by_test_id("tool-image-show").click()
+            expect(item.get_by_test_id("tool-image")).to_be_visible()
+            box = item.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+            phone.screenshot(path=str(ARTIFACTS / "mcp-tool-picture-phone.png"))
+        # The route serves it to the conversation's owner only (another: tests/api).
+        assert client.get(asked[0]).status_code == 200
+        client.delete(f"/api/mcp/servers/{made.json()['id']}")

@@ -62,7 +62,13 @@ async def test_a_secret_is_kept_never_shown_and_replaced_only_when_typed(
     kept = stdio(env={"MCP_TEST_SECRET": None}, ask=False)
     await use.save_server(svc, user_id=admin, server_id=saved.id, values=kept)
     result = await use.test_server(svc, user_id=admin, server_id=saved.id)
-    assert result.ok and {t["name"] for t in result.tools} == {"add", "whisper", "crash", "hang"}
+    assert result.ok and {t["name"] for t in result.tools} == {
+        "add",
+        "whisper",
+        "crash",
+        "hang",
+        "picture",
+    }
     assert "whisper" in {t["name"] for t in result.tools}
     # Test before Save: the form's values, the stored secret filled in.
     preview = await use.test_server(

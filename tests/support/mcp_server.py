@@ -3,7 +3,8 @@ HTTP: `python -m tests.support.mcp_server [--http PORT] [--token T] [--fail-star
 
 Tools: `add(a, b)`; `whisper()` returns the value of the env variable `MCP_TEST_SECRET`
 (so a test can see that a configured variable reached the server); `crash()` exits the
-process in the middle of the call; `hang()` never answers. `--fail-start` writes a line to
+process in the middle of the call; `hang()` never answers; `picture()` returns a small PNG
+(an MCP image block, `PICTURE`) and a line of text. `--fail-start` writes a line to
 stderr and exits before speaking MCP. `--token` makes the HTTP server refuse requests without
 `Authorization: Bearer <token>` (401).
 """
@@ -11,12 +12,35 @@ stderr and exits before speaking MCP. `--token` makes the HTTP server refuse req
 from __future__ import annotations
 
 import argparse
+import base64
 import os
+import struct
 import sys
 import time
+import zlib
 from typing import Any
 
 FAIL_START_LINE = "mcp test server: refusing to start (--fail-start)"
+
+
+def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A one-colour PNG, written by hand (the server needs no imaging package)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+PICTURE = _png(24, 16, (200, 60, 30))
 
 
 def build(port: int = 8000) -> Any:
@@ -38,6 +62,19 @@ def build(port: int = 8000) -> Any:
     def crash() -> str:
         """Exit in the middle of the call."""
         os._exit(3)
+
+    # Content blocks only (no structured copy of them, which would carry the picture's data
+    # in the result's text): as an image-making server answers.
+    @server.tool(structured_output=False)
+    def picture() -> list[Any]:
+        """Draw a small picture."""
+        from mcp.types import ImageContent, TextContent
+
+        data = base64.b64encode(PICTURE).decode()
+        return [
+            TextContent(type="text", text="A red rectangle."),
+            ImageContent(type="image", data=data, mimeType="image/png"),
+        ]
 
     @server.tool()
     def hang() -> str:

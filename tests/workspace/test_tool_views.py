@@ -232,3 +232,16 @@ def test_the_cache_reuses_unchanged_calls_and_reshapes_what_follows_a_change() -
     three = cache.shape_calls([first, done])
     assert three[0] is one[0] and three[1] is not one[1]
     assert three == shape_calls([first, done])
+
+
+def test_an_mcp_tools_pictures_are_named_not_shown() -> None:
+    # hermes' result of a call whose server returned text and an image block.
+    result = json.dumps(
+        {"result": "A red rectangle.\nMEDIA:/h/users/1/cache/images/img_0123456789ab.png"}
+    )
+    view = shape(ToolCall("c1", "mcp__tst__picture", {}, result, done=True))
+    assert view["kind"] == "generic" and view["images"] == ["img_0123456789ab.png"]
+    # Only an MCP tool's result; a path that is not hermes' cached name is not a picture.
+    assert shape(ToolCall("c2", "terminal", {}, result, done=True))["images"] == []
+    odd = json.dumps({"result": "MEDIA:/etc/passwd"})
+    assert shape(ToolCall("c3", "mcp__tst__picture", {}, odd, done=True))["images"] == []

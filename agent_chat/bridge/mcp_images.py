@@ -1,0 +1,111 @@
+"""An MCP tool's pictures, kept where the app can serve them (common/tool_images.py).
+
+hermes writes each image block of a result to the person's image cache
+(`tools.mcp_tool._cache_mcp_image_block`) and names it `MEDIA:<path>` in the result's text,
+which goes to the model and, in `tool_end`, to the page. After a call, the pictures its
+result names are copied to the conversation's `.tool-images/` folder; the result is left as
+it is (the event's reference is that name). Only a file hermes' own cache function wrote is
+copied: a server's text naming any other path (another person's cached picture) copies
+nothing. A run registers its conversation under hermes' task id (`for_run`), which hermes
+hands every tool handler; a child agent's calls (their own task ids) keep nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from agent_chat.common.tool_images import image_path, names_in
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_cached: dict[str, str] = {}  # name -> the path hermes wrote, until a result names it
+_runs: dict[str, tuple[Path, str]] = {}  # hermes task id -> (workspaces root, conversation)
+_installed = False
+KEEP_CACHED = 500  # pictures cached but never named by a result are forgotten past this
+
+
+def install() -> None:
+    """Wrap hermes' MCP image cache and handler factory once per process."""
+    global _installed
+    import tools.mcp_tool as mcp
+
+    with _lock:
+        if _installed:
+            return
+        cache, make = mcp._cache_mcp_image_block, mcp._make_tool_handler
+
+        def recorded(block: Any) -> str:
+            tag = cache(block)
+            if isinstance(tag, str) and tag.startswith("MEDIA:"):
+                _remember(tag.removeprefix("MEDIA:"))
+            return tag
+
+        def keeping_factory(server: str, tool: str, timeout: float) -> Callable[..., str]:
+            return keeping(make(server, tool, timeout))
+
+        mcp._cache_mcp_image_block = recorded
+        mcp._make_tool_handler = keeping_factory
+        _installed = True
+
+
+def _remember(path: str) -> None:
+    with _lock:
+        _cached[Path(path).name] = path
+        while len(_cached) > KEEP_CACHED:
+            _cached.pop(next(iter(_cached)))
+
+
+def keeping(handler: Callable[..., str]) -> Callable[..., str]:
+    def call(args: dict, **kwargs: Any) -> str:
+        result = handler(args, **kwargs)
+        if isinstance(result, str):
+            keep(result, str(kwargs.get("task_id") or ""))
+        return result
+
+    return call
+
+
+@contextlib.contextmanager
+def for_run(task_id: str, root: Path | None, conversation: str | None) -> Iterator[None]:
+    """While a run goes on, its pictures are kept for `conversation` under `root`."""
+    if root is None or not conversation:
+        yield
+        return
+    with _lock:
+        _runs[task_id] = (root, conversation)
+    try:
+        yield
+    finally:
+        with _lock:
+            if _runs.get(task_id) == (root, conversation):
+                del _runs[task_id]
+
+
+def keep(result: str, task_id: str) -> list[str]:
+    """Copy the pictures `result` names that hermes cached; their names."""
+    names = names_in(result)
+    if not names:
+        return []
+    with _lock:
+        target = _runs.get(task_id)
+        sources = [(name, _cached.pop(name)) for name in names if name in _cached]
+    if target is None:
+        return []
+    root, conversation = target
+    kept = []
+    for name, source in sources:
+        try:
+            dest = image_path(root, conversation, name)
+            dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            shutil.copyfile(source, dest)
+            kept.append(name)
+        except (OSError, ValueError):
+            logger.warning("an MCP tool's picture %s could not be kept", name, exc_info=True)
+    return kept
