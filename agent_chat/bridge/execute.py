@@ -54,7 +54,9 @@ def execute(run: Run, pool: AgentPool) -> None:
             ask=run.ask,
             on_step=run.check_stop,
             summary=lambda: _compaction_summary(agent),
-            subagents=Subagents(run.buffer.emit, agent, task_id=run.session_id),
+            subagents=Subagents(
+                run.buffer.emit, agent, task_id=run.session_id, approve=run.approve
+            ),
         )
         for name, callback in mapper.callbacks().items():
             setattr(agent, name, callback)
@@ -78,9 +80,9 @@ def execute(run: Run, pool: AgentPool) -> None:
             _person(run),
             approvals_for(run.session_id, run.approve),
             _workspace(run, profile),
+            mcp_images.for_run(run.session_id, run.workspaces_root, request.workspace),
         ):
             foreground_delegation()
-            mcp_images.for_run(run.session_id, run.workspaces_root, request.workspace),
             message = request.agent_message()
             result = agent.run_conversation(
                 message, conversation_history=history, task_id=run.session_id

@@ -53,6 +53,7 @@ class PendingClarify:
     choices: list[str] | None
     kind: str = "clarify"
     description: str = ""  # approvals: hermes' words for the danger
+    subagent: str = ""  # asked for a child agent (its id): the page shows which
     answered: threading.Event = field(default_factory=threading.Event)
     answer: str | None = None
     resolved: bool = False
@@ -61,6 +62,8 @@ class PendingClarify:
         body = {"clarify_id": self.clarify_id, "question": self.question, "choices": self.choices}
         if self.kind == "approval":
             body.update(kind="approval", command=self.question, description=self.description)
+        if self.subagent:
+            body["subagent"] = self.subagent
         return body
 
     @property
@@ -96,6 +99,8 @@ class Run:
         self._stop_requested = False
         self._expired = False  # failed by the idle watchdog
         self._pending: PendingClarify | None = None
+        # One pause at a time: children working in parallel ask one after the other.
+        self._asking = threading.Lock()
         self._steering = False  # guidance sent that hermes has not taken in yet
         self.agent: Any = None
         self.workspaces_root: Path | None = None  # Workspace runs work in a folder below
@@ -144,21 +149,30 @@ class Run:
         pending = PendingClarify(uuid.uuid4().hex, question, choices)
         return self._wait(pending, EventType.CLARIFY_REQUEST) or ""
 
-    def approve(self, command: str, description: str, **options: Any) -> str:
+    def approve(self, command: str, description: str, *, subagent: str = "", **options: Any) -> str:
         """hermes' approval callback: block until the person chooses; a stop, the cap or
-        anything unexpected is a denial."""
+        anything unexpected is a denial. `subagent`: the child agent whose command it is."""
         if self._stop_requested:
             return DENY
         choices = list(CHOICES) if options.get("allow_permanent", True) else [ONCE, SESSION, DENY]
         if options.get("smart_denied"):
             choices = [ONCE, DENY]
         pending = PendingClarify(
-            uuid.uuid4().hex, command, choices, kind="approval", description=description
+            uuid.uuid4().hex,
+            command,
+            choices,
+            kind="approval",
+            description=description,
+            subagent=subagent,
         )
         answer = self._wait(pending, EventType.APPROVAL_REQUEST)
         return answer if answer in choices else DENY
 
     def _wait(self, pending: PendingClarify, event: str) -> str | None:
+        with self._asking:  # a second asker waits for the first answer, then asks
+            return self._wait_alone(pending, event)
+
+    def _wait_alone(self, pending: PendingClarify, event: str) -> str | None:
         with self._lock:
             if self._stop_requested:
                 return pending.cancel_fields()["answer"]

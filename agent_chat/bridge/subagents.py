@@ -24,9 +24,12 @@ fence and working directory (keyed by task id). So, per child:
   the one override of hermes here, since hermes has no hook for the child's thread), and its
   task id is fenced into the parent's folder. A child that cannot be confined does not run.
 
-Within the run's context a child's dangerous command meets hermes' own answer for children:
-the worker thread's approval callback, `delegation.subagent_auto_approve` (default: deny). The
-person is not asked (one question at a time per run, and a child cannot wait for it).
+A child's dangerous command asks the person like its parent's (hermes' own answer for
+children, the worker thread's `delegation.subagent_auto_approve` callback, would deny it or
+allow it unasked): for the child's turn its thread's approval callback is the run's, tagged
+with the child's id (`Run.approve`), and children working in parallel ask one after the
+other (one pause at a time per run). The child waits like any asking agent: hermes sets no
+timeout on a child by default (`delegation.child_timeout_seconds`).
 
 `delegate_task` of the answer's own agent would run in the background and re-enter the
 conversation as a later message, which a bridge run (one turn, then its stream ends) never
@@ -91,11 +94,24 @@ def child_failure(result: Any, base_url: str) -> str | None:
 
 
 def _in_context(
-    context: contextvars.Context, run: Callable[..., Any], judged: Callable[[Any], None]
+    context: contextvars.Context,
+    run: Callable[..., Any],
+    judged: Callable[[Any], None],
+    approve: Callable[..., str] | None,
 ) -> Callable[..., Any]:
     @functools.wraps(run)
     def run_conversation(*args: Any, **kwargs: Any) -> Any:
-        result = context.run(run, *args, **kwargs)
+        from tools import terminal_tool
+
+        # Per thread in hermes (its pool's initializer set the children's answer): the run's
+        # for this turn, hermes' again after it (the thread may serve another child).
+        before = terminal_tool._get_approval_callback()
+        if approve is not None:
+            terminal_tool.set_approval_callback(approve)
+        try:
+            result = context.run(run, *args, **kwargs)
+        finally:
+            terminal_tool.set_approval_callback(before)
         judged(result)
         return result
 
@@ -132,9 +148,16 @@ class Subagents:
     or a child allowed to delegate further, hermes' `orchestrator` role)."""
 
     def __init__(
-        self, emit: Emit, agent: Any, *, task_id: str, subagent_id: str | None = None
+        self,
+        emit: Emit,
+        agent: Any,
+        *,
+        task_id: str,
+        subagent_id: str | None = None,
+        approve: Callable[..., str] | None = None,
     ) -> None:
         self._emit = emit  # the run's EventBuffer.emit
+        self._approve = approve  # the run's approval callback (Run.approve)
         self._agent = agent
         self._task_id = task_id  # the agent's hermes task id: its folder's key
         self._own_id = subagent_id  # None: the answer's own agent
@@ -218,7 +241,13 @@ class Subagents:
             ask=_no_answer,
             on_step=lambda: None,
             summary=str,
-            subagents=Subagents(self._emit, child, task_id=subagent_id, subagent_id=subagent_id),
+            subagents=Subagents(
+                self._emit,
+                child,
+                task_id=subagent_id,
+                subagent_id=subagent_id,
+                approve=self._approve,
+            ),
         )
         for name, callback in mapper.callbacks().items():
             if name not in ("clarify_callback", "tool_progress_callback"):
@@ -234,7 +263,10 @@ class Subagents:
                 with self._lock:
                     self._failures[subagent_id] = failure
 
-        child.run_conversation = _in_context(context, child.run_conversation, judged)
+        approve = None
+        if self._approve is not None:
+            approve = functools.partial(self._approve, subagent=subagent_id)
+        child.run_conversation = _in_context(context, child.run_conversation, judged, approve)
 
     def _child_emit(self, subagent_id: str, type_: str, **fields: Any) -> Any:
         kind = SUBAGENT_EVENT_OF.get(type_)

@@ -58,6 +58,15 @@ def _approval_card() -> rx.Component:
             _card_header(
                 "shield-alert", "The agent wants to run a command that needs your approval", "red"
             ),
+            rx.cond(
+                LiveState.asker != "",
+                rx.text(
+                    "Asked by a subagent working on: ",
+                    rx.text.span(LiveState.asker, weight="medium"),
+                    size="2",
+                    custom_attrs=tid("approval-subagent"),
+                ),
+            ),
             rx.el.pre(
                 LiveState.question,
                 class_name="approval-command",

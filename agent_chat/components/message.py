@@ -170,7 +170,8 @@ def _live_body() -> rx.Component:
             ),
         ),
         live_status(LiveState.status),
-        rx.cond(~LiveState.waiting, current_tool(LiveState.tool)),
+        # Hidden while the agent itself waits; a child's wait keeps its delegate_task cards.
+        rx.cond(~LiveState.waiting | (LiveState.asker != ""), current_tool(LiveState.tool)),
         todo_list(LiveState.todos),
         live_thinking_stream(),
         tool_history(LiveState.tools),
@@ -196,10 +197,11 @@ def _summary_toggle(row: MessageRow) -> rx.Component:
             rx.text(row["summary"], size="1", color_scheme="gray"),
             rx.cond(
                 row["has_panel"],
-                rx.icon(
-                    rx.cond(row["expanded"], "chevron-up", "chevron-down"),
-                    size=14,
-                    color=rx.color("gray", 9),
+                # Two static icons: an icon named by a var bundles the whole icon set.
+                rx.cond(
+                    row["expanded"],
+                    rx.icon("chevron-up", size=14, color=rx.color("gray", 9)),
+                    rx.icon("chevron-down", size=14, color=rx.color("gray", 9)),
                 ),
             ),
             align="center",

@@ -10,7 +10,13 @@ from agent_chat.components.common import tid
 from agent_chat.components.tool_view import tool_name
 from agent_chat.display.subagent_rows import SubagentRow, SubTodoRow, SubToolRow
 
-_STATUS_COLOR = {"running": "blue", "completed": "green", "failed": "red", "stopped": "gray"}
+_STATUS_COLOR = {
+    "running": "blue",
+    "waiting": "amber",
+    "completed": "green",
+    "failed": "red",
+    "stopped": "gray",
+}
 _TODO_MARK = {"completed": "✓", "in_progress": "›", "cancelled": "×"}
 
 
@@ -123,7 +129,7 @@ def subagent_card(
                     rx.text("… ", tools["earlier"], " earlier", size="1", color_scheme="gray"),
                 ),
                 rx.vstack(rx.foreach(tools["tools"], _tool), spacing="0", width="100%"),
-                open=status == "running",
+                open=(status == "running") | (status == "waiting"),
                 custom_attrs=tid("subagent-tools"),
             ),
         ),

@@ -29,6 +29,8 @@ from agent_chat.display.tool_views import ShapeCache
 from agent_chat.protocol.events import RunEvent, RunState
 from agent_chat.protocol.reducer import RunView, ToolCall, apply
 
+ASKER_CHARS = 200  # an approval for a child agent names it by its goal's first line
+
 
 def js_length(text: str) -> int:
     """`text.length` in the browser: UTF-16 code units, so a character outside the BMP (an
@@ -126,7 +128,13 @@ class LiveFeed:
             "steers": [list(steer) for steer in view.steers],
             "pause_kind": clarify.kind if clarify else "",
             "danger": clarify.description if clarify else "",
+            "asker": self._asker(clarify.subagent if clarify else ""),
         }
+
+    def _asker(self, subagent_id: str) -> str:
+        """The goal of the child agent a pause is for, as its card begins; "" for the answer's."""
+        child = self.view.subagent(subagent_id) if subagent_id else None
+        return "" if child is None else (child.goal.strip().splitlines() or [""])[0][:ASKER_CHARS]
 
     def _live_children(self, call: ToolCall) -> list[SubagentRow]:
         """The cards of the delegate_task call running now, each with its newest calls only

@@ -23,7 +23,7 @@ SUMMARY_CHARS = 4_000
 # data-status of a card: the words a person reads, not the protocol's state names.
 CARD_STATUS = {
     RunState.RUNNING: "running",
-    RunState.WAITING_INPUT: "running",
+    RunState.WAITING_INPUT: "waiting",  # for the person: an approval in its name
     RunState.SUCCEEDED: "completed",
     RunState.FAILED: "failed",
     RunState.STOPPED: "stopped",
@@ -62,7 +62,7 @@ class SubTodoRow(TypedDict):
 class SubagentRow(TypedDict):
     id: str
     goal: str
-    status: str  # running | completed | failed | stopped (the card's data-status)
+    status: str  # running | waiting | completed | failed | stopped (the card's data-status)
     line: str  # its live status line
     current: str  # the tool running now ("" when none)
     current_server: str

@@ -181,16 +181,30 @@ def _clarify_request(view: RunView, e: dict, ts: float | None) -> RunView:
         choices=tuple(str(c) for c in (e.get("choices") or [])),
         kind="approval" if approval else "clarify",
         description=str(e.get("description") or "") if approval else "",
+        subagent=str(e.get("subagent") or ""),
     )
     view = replace(view, clarify=clarify, state=RunState.WAITING_INPUT, status_priority=-1)
     status = "Waiting for your approval" if approval else "Waiting for your answer"
-    return _set_status(view, status, PRIORITY_TOOL)
+    return _child_waits(_set_status(view, status, PRIORITY_TOOL), clarify.subagent, status)
+
+
+def _child_waits(view: RunView, subagent_id: str, status: str) -> RunView:
+    """The child the pause is for waits too (its card says so); "" for the answer's own."""
+    child = view.subagent(subagent_id) if subagent_id else None
+    if child is None or child.finished or not (status or child.state == RunState.WAITING_INPUT):
+        return view
+    state = RunState.WAITING_INPUT if status else RunState.RUNNING
+    work = replace(child.work, state=state, status_priority=-1)
+    work = _set_status(work, status, PRIORITY_TOOL) if status else work
+    return _replace_subagent(view, replace(child, work=work))
 
 
 def _clarify_resolved(view: RunView, e: dict, ts: float | None) -> RunView:
     question = view.clarify.question if view.clarify else ""
     answer = e.get("answer")
     state = RunState.RUNNING if view.state == RunState.WAITING_INPUT else view.state
+    if view.clarify and view.clarify.subagent:
+        view = _child_waits(view, view.clarify.subagent, "")
     return replace(
         view,
         clarify=None,

@@ -30,6 +30,7 @@ class Clarify:
     choices: tuple[str, ...] = ()
     kind: str = "clarify"
     description: str = ""  # for an approval: why it is dangerous
+    subagent: str = ""  # asked for this child agent (its id); "" for the answer's own agent
 
 
 @dataclass(frozen=True)

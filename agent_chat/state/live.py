@@ -64,6 +64,7 @@ class LiveState(ChatState):
     steers: list[list[str]] = []  # [text, "sent" | "delivered" | "not delivered"]
     pause_kind: str = ""  # "clarify" (a question) or "approval" (a command to allow)
     danger: str = ""  # an approval: hermes' words for why the command is dangerous
+    asker: str = ""  # an approval for a child agent: its goal (display/feed.py)
     answer_sending: bool = False  # an answer is on its way to the agent
     answer_error: str = ""
 

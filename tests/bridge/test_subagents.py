@@ -18,7 +18,7 @@ from agent_chat.protocol.log_codec import event_to_row, merge_rows, row_to_event
 from agent_chat.protocol.reducer import replay
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge, StartBridge
-from tests.support.sse import Stream, read_events, run_body, start_run
+from tests.support.sse import Stream, read_events, run_answering, run_body, start_run
 
 CHILD_EVENTS = {
     "subagent_start",
@@ -184,8 +184,7 @@ async def test_a_workspace_child_is_confined_like_its_parent(
     message = calls(pid1, delegate, text="go")
     async with httpx.AsyncClient(base_url=bridge.base_url, timeout=120) as client:
         body = run_body(bridge.model(fake_model), message, session, tool_profile="workspace")
-        stream = await read_events(client, await start_run(client, body))
-    assert stream.events[-1].type == "run_completed"
+        stream = await run_answering(client, body, ["deny"])
     ends = {s.data["goal"]: s.data["subagent"] for s in stream.of("subagent_start")}
     results = {
         child: [
@@ -198,10 +197,12 @@ async def test_a_workspace_child_is_confined_like_its_parent(
     assert "outside this conversation's workspace" in absolute
     assert not (workspaces / "escape.txt").exists() and not (tmp_path / "abs-escape.txt").exists()
     assert (folder / "inside.txt").read_text() == "made by a child"
-    # hermes' answer for children (no person can be asked for them): denied, nothing deleted.
+    # The person is asked, in the child's name (not hermes' silent answer for children);
+    # denied, nothing deleted.
+    (asked,) = stream.of("approval_request")
+    assert asked.data["subagent"] == ends[shell] and asked.data["command"] == "rm -rf victim"
     denied, where = results[ends[shell]]
     assert "BLOCKED" in denied and (folder / "victim" / "keep.txt").exists()
-    assert not stream.of("approval_request")
     output = json.loads(where)["output"]
     assert str(folder.resolve()) in output  # the child's commands start in the folder
     # ... and run where its parent's do: the conversation's sandbox (PID 1 is bubblewrap).
@@ -224,3 +225,32 @@ async def test_delegation_never_goes_to_the_background(
     assert result["results"][0]["status"] == "completed"
     assert "Echo: delta: say hello" in result["results"][0]["summary"]
     assert stream.first("subagent_end").seq < delegate_end.seq
+
+
+async def test_children_working_at_once_ask_one_after_the_other(
+    start_bridge: StartBridge, fake_model: RunningFakeModel, workspaces: Path
+) -> None:
+    """Two children's dangerous commands at the same time: one question is open at a time
+    (the run has one pause), each in its child's name, and each runs once allowed."""
+    bridge = start_bridge(
+        keepalive_interval_s=0.5, tool_profiles=("chat", "workspace"), workspaces_root=workspaces
+    )
+    session = str(uuid.uuid4())
+    folder = workspaces / session
+    for name in ("one", "two"):
+        (folder / name).mkdir(parents=True)
+    goals = [
+        calls(("terminal", {"command": f"rm -rf {n}"}), text=f"clean {n}") for n in ("one", "two")
+    ]
+    delegate = ("delegate_task", {"tasks": [{"goal": g} for g in goals]})
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=120) as client:
+        body = run_body(
+            bridge.model(fake_model), calls(delegate, text="go"), session, tool_profile="workspace"
+        )
+        stream = await run_answering(client, body, ["once", "once"])
+    children = {s.data["goal"]: s.data["subagent"] for s in stream.of("subagent_start")}
+    pauses = [e for e in stream.events if e.type in ("approval_request", "approval_resolved")]
+    assert [e.type for e in pauses] == ["approval_request", "approval_resolved"] * 2
+    asked = [e.data["subagent"] for e in stream.of("approval_request")]
+    assert sorted(asked) == sorted(children.values())
+    assert not (folder / "one").exists() and not (folder / "two").exists()

@@ -103,3 +103,14 @@ def test_a_finished_answer_shows_the_same_cards_folded_with_usage() -> None:
     feed.add(RunEvent(e["seq"], e["type"], {k: v for k, v in e.items() if k != "type"})
              for e in events)  # fmt: skip
     assert feed.patch().values["tools"][0]["children"] == delegate["children"]
+
+
+def test_an_approval_for_a_child_names_it_and_its_card_waits() -> None:
+    feed = LiveFeed("r1", 7)
+    asked = ev(9, "approval_request", clarify_id="c1", command="rm -rf x", subagent="sa-1")
+    feed.add(RunEvent(e["seq"], e["type"], {k: v for k, v in e.items() if k != "type"})
+             for e in [*delegation(), asked])  # fmt: skip
+    values = feed.patch().values
+    assert values["pause_kind"] == "approval" and values["asker"] == "Read"
+    assert [c["status"] for c in values["subagents"]] == ["running", "waiting"]
+    assert values["subagent_lines"][1]["line"] == "Waiting for your approval"

@@ -113,3 +113,32 @@ def test_two_children_show_live_survive_a_reload_and_fold(chat: Page, stack: Sta
     assert first["x"] + first["width"] <= 390
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=str(ARTIFACTS / "subagents-phone.png"))
+
+
+def test_a_childs_approval_waits_in_its_name_across_a_reload(chat: Page, stack: Stack) -> None:
+    """A child's dangerous command asks the person: the approval card names the child, its
+    card waits, a reload shows both again, and Allow lets the child go on."""
+    page = chat
+    use_workspace(page, stack)
+    cleaner = "gamma: clean up\nCALL terminal " + json.dumps({"command": "rm -rf victim"})
+    tasks = [{"goal": cleaner, "toolsets": ["terminal"]}]
+    send(page, "Delegate the cleaning\nCALL delegate_task " + json.dumps({"tasks": tasks}))
+    for reloaded in (False, True):
+        if reloaded:
+            page.reload()
+        panel = page.get_by_test_id("approval-panel")
+        expect(panel.get_by_test_id("approval-command")).to_have_text(
+            "rm -rf victim", timeout=60_000
+        )
+        expect(panel.get_by_test_id("approval-subagent")).to_contain_text("gamma: clean up")
+        card = page.get_by_test_id("message-assistant").get_by_test_id("subagent-card")
+        expect(card).to_have_attribute("data-status", "waiting")
+        expect(card.get_by_test_id("subagent-status")).to_have_text("Waiting for your approval")
+    page.screenshot(path=str(ARTIFACTS / "subagent-approval.png"))
+    page.get_by_test_id("approval-once").click()
+    expect(page.get_by_test_id("approval-panel")).to_have_count(0)
+    answer = page.get_by_test_id("message-assistant")
+    expect(answer).to_have_attribute("data-status", "SUCCESS", timeout=120_000)
+    answer.get_by_test_id("thinking-toggle").click()
+    answer.get_by_test_id("subagents-fold").click()
+    expect(answer.get_by_test_id("subagent-card")).to_have_attribute("data-status", "completed")

@@ -311,3 +311,26 @@ def test_apply_routes_by_subagent_without_changing_the_old_view() -> None:
     after = apply(view, ev(4, "subagent_text_delta", subagent="sa-0", text="x"))
     assert view.subagent("sa-0").text == "" and after.subagent("sa-0").text == "x"
     assert after.last_seq == 4
+
+
+def test_an_approval_for_a_child_makes_that_child_wait_until_answered() -> None:
+    asked = ev(
+        4,
+        "approval_request",
+        clarify_id="c1",
+        command="rm -rf victim",
+        choices=["once", "deny"],
+        description="recursive delete",
+        subagent="sa-1",
+    )
+    view = fold(*delegation(), asked)
+    assert view.clarify is not None and view.clarify.subagent == "sa-1"
+    waiting, working = view.subagent("sa-1"), view.subagent("sa-0")
+    assert waiting is not None and waiting.state == "waiting_input"
+    assert waiting.status == "Waiting for your approval"
+    assert working is not None and working.state == "running"  # the other child is not asked
+    after = apply(view, ev(5, "approval_resolved", clarify_id="c1", answer="once"))
+    assert after.clarify is None and after.subagent("sa-1").state == "running"
+    # The answer's own approval leaves every child as it is.
+    own = fold(*delegation(), {**asked, "subagent": None})
+    assert own.clarify.subagent == "" and own.subagent("sa-1").state == "running"
