@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from agent_chat.common.workspaces import workspace_dir
+from agent_chat.common.workspaces import TOOL_IMAGES_DIR, workspace_dir
 
-DIR = ".tool-images"
+DIR = TOOL_IMAGES_DIR  # removed with its conversation (workspaces.remove_workspace)
 # hermes' own cache names (gateway/platforms/base.py:cache_image_from_bytes), raster only.
 NAME = re.compile(r"^img_[0-9a-f]{12}\.(png|jpg|gif|webp)$")
 # Up to a space, a quote or a backslash: the text may be a JSON string (`"…\n…"`).

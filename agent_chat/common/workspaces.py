@@ -30,6 +30,8 @@ _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 # Below the root, beside the conversations' folders: each conversation's sandbox home
 # (bridge/sandbox.py), never listed as a conversation (not a uuid).
 SANDBOX_DIR = ".sandbox"
+# Beside them too: the pictures MCP tools returned in each conversation (common/tool_images.py).
+TOOL_IMAGES_DIR = ".tool-images"
 
 
 def workspaces_root(env: Mapping[str, str] | None = None) -> Path:
@@ -52,14 +54,15 @@ def ensure_workspace(root: Path, session_uuid: str) -> Path:
 
 
 def remove_workspace(root: Path, session_uuid: str) -> bool:
-    """Delete a deleted conversation's folder and everything in it, and its commands'
-    sandbox home (`SANDBOX_DIR`); False if it had no folder. A symlink is unlinked, never
-    followed."""
+    """Delete a deleted conversation's folder and everything in it, its commands' sandbox
+    home (`SANDBOX_DIR`) and its tools' pictures (`TOOL_IMAGES_DIR`); False if it had no
+    folder. A symlink is unlinked, never followed."""
     try:
         folder = workspace_dir(root, session_uuid)
     except ValueError:
         return False
     _remove(root / SANDBOX_DIR / folder.name)
+    _remove(root / TOOL_IMAGES_DIR / folder.name)
     return _remove(folder)
 
 

@@ -41,3 +41,16 @@ def test_the_sandbox_home_goes_with_the_folder(tmp_path: Path) -> None:
     other.mkdir()
     assert remove_workspace(tmp_path, session)
     assert not (tmp_path / SANDBOX_DIR / session).exists() and other.is_dir()
+
+
+def test_the_tools_pictures_go_with_the_conversation(tmp_path: Path) -> None:
+    from agent_chat.common.tool_images import image_path
+
+    session, other = str(uuid.uuid4()), str(uuid.uuid4())
+    for chat in (session, other):
+        picture = image_path(tmp_path, chat, "img_0123456789ab.png")
+        picture.parent.mkdir(parents=True)
+        picture.write_bytes(b"\x89PNG")
+    remove_workspace(tmp_path, session)  # a Chat conversation: no folder, its pictures go
+    assert not image_path(tmp_path, session, "img_0123456789ab.png").parent.exists()
+    assert image_path(tmp_path, other, "img_0123456789ab.png").is_file()
