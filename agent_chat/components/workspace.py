@@ -9,15 +9,23 @@ import reflex as rx
 from agent_chat.components.common import safe_markdown, sheet_header, tid
 from agent_chat.components.tool_view import highlighted
 from agent_chat.components.workspace_changes import changes_dialog
-from agent_chat.display.workspace_view import FileRow, PreviewRow
+from agent_chat.display.workspace_view import FILE_ICONS, FileRow, PreviewRow
 from agent_chat.state.workspace import WorkspaceState
 
 S = WorkspaceState
 
 
+def _file_icon(name: rx.Var) -> rx.Component:
+    return rx.match(
+        name,
+        *((icon, rx.icon(icon, size=15, class_name="ws-file-icon")) for icon in FILE_ICONS),
+        rx.icon("file", size=15, class_name="ws-file-icon"),
+    )
+
+
 def _file(row: FileRow) -> rx.Component:
     return rx.el.button(
-        rx.icon(row["icon"], size=15, class_name="ws-file-icon"),
+        _file_icon(row["icon"]),
         rx.el.span(
             rx.el.span(row["folder"], class_name="ws-file-folder"),
             rx.el.span(row["name"], class_name="ws-file-name"),

@@ -20,6 +20,9 @@ _ICONS = (
     ({".json", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".xml"}, "file-json"),
     ({".zip", ".gz", ".tar", ".tgz", ".bz2", ".xz", ".7z"}, "file-archive"),
 )
+# Every icon a row can name besides "file": the drawer draws each one statically (a lucide
+# icon named at run time would bundle the whole icon set into the chat page).
+FILE_ICONS = (*(icon for _, icon in _ICONS), "file-code")
 
 
 class FileRow(TypedDict):
