@@ -173,6 +173,7 @@ add_page(
     route=routes.SETTINGS_MODELS,
     on_load=[
         SidebarState.load_list,
+        LiveState.watch_here,
         ModelsState.load,
         ModelsState.new,
         AlwaysAllowedState.load,
@@ -185,30 +186,30 @@ add_page(
 add_page(
     tokens_page,
     route=routes.SETTINGS_TOKENS,
-    on_load=[SidebarState.load_list, TokensState.load],
+    on_load=[SidebarState.load_list, LiveState.watch_here, TokensState.load],
     title="API tokens · Agent Chat",
 )
 add_page(
     account_page,
     route=routes.SETTINGS_ACCOUNT,
-    on_load=[SidebarState.load_list, AccountState.open_page],
+    on_load=[SidebarState.load_list, LiveState.watch_here, AccountState.open_page],
     title="Account · Agent Chat",
 )
 add_page(
     users_page,
     route=routes.SETTINGS_USERS,
-    on_load=[SidebarState.load_list, UsersState.load],
+    on_load=[SidebarState.load_list, LiveState.watch_here, UsersState.load],
     title="Users · Agent Chat",
 )
 add_page(
     tools_page,
     route=routes.SETTINGS_TOOLS,
-    on_load=[SidebarState.load_list, McpState.load],
+    on_load=[SidebarState.load_list, LiveState.watch_here, McpState.load],
     title="Tools · Agent Chat",
 )
 add_page(
     schedules_page,
     route=routes.SCHEDULES,
-    on_load=[SidebarState.load_list, SchedulesState.load],
+    on_load=[SidebarState.load_list, LiveState.watch_here, SchedulesState.load],
     title="Schedules · Agent Chat",
 )

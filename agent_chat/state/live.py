@@ -83,6 +83,15 @@ class LiveState(ChatState):
     # ---- page load ---------------------------------------------------------------------
 
     @rx.event
+    def watch_here(self):
+        """Pages without a conversation (settings, schedules): none is shown (nor followed,
+        nor highlighted), and the sidebar's badges and the notifications stay live."""
+        self.current_uuid = ""
+        self._clear_live()
+        self._watcher = uuid.uuid4().hex
+        return LiveState.watch(self._watcher)
+
+    @rx.event
     async def start(self):
         """After load_index/load_chat: the tab's watcher, and the follower if a run goes
         (consumed by any worker)."""

@@ -26,3 +26,13 @@ def test_finishing_and_asking_elsewhere_notify_but_not_in_the_shown_conversation
     # The conversation on screen never notifies, and nothing changed means nothing new.
     assert notices({"a": "running"}, [row("a", "unread")], "a")[0] == []
     assert notices({"a": "unread"}, [row("a", "unread")], "b")[0] == []
+
+
+def test_a_scheduled_conversation_that_appears_answered_notifies_once() -> None:
+    """A schedule's run shorter than the gap between two looks: its conversation is new and
+    already unread. Any other conversation appearing (more loaded, archived shown) does not."""
+    landed = {**row("s", "unread", "Morning hello · 5 Dec"), "scheduled": True}
+    old_archived = {**row("o", "unread"), "scheduled": True, "archived": True}
+    found, count, seen = notices({"a": ""}, [landed, old_archived, row("n", "unread")], "a")
+    assert [(n.title, n.body) for n in found] == [("An answer is ready", "Morning hello · 5 Dec")]
+    assert notices(seen, [landed], "a")[0] == []  # told once

@@ -24,11 +24,11 @@ def _open_page(page: Page, stack: Stack) -> None:
     expect(page.get_by_test_id("schedule-new")).to_be_enabled()
 
 
-def _row(page: Page, title: str):
+def schedule_row(page: Page, title: str):
     return page.get_by_test_id("schedule-row").filter(has_text=title)
 
 
-def _create(page: Page, *, prompt: str, title: str, time: str = "07:30") -> None:
+def create_schedule(page: Page, *, prompt: str, title: str, time: str = "07:30") -> None:
     """A schedule made through the form: weekdays (the form's first choice) at `time`."""
     page.get_by_test_id("schedule-new").click()
     page.get_by_test_id("schedule-prompt").fill(prompt)
@@ -38,7 +38,7 @@ def _create(page: Page, *, prompt: str, title: str, time: str = "07:30") -> None
     page.get_by_test_id("schedule-time").fill(time)
     page.get_by_test_id("schedule-save").click()
     expect(page.get_by_test_id("schedule-form")).to_have_count(0)
-    expect(_row(page, title)).to_be_visible()
+    expect(schedule_row(page, title)).to_be_visible()
 
 
 def _sidebar_row(page: Page, title: str):
@@ -49,8 +49,8 @@ def test_run_now_lands_a_marked_conversation_with_its_answer(chat: Page, stack: 
     page = chat
     _open_page(page, stack)
     expect(page.get_by_test_id("schedules-empty")).to_be_visible()
-    _create(page, prompt="Say hello from the schedule", title="Morning hello")
-    row = _row(page, "Morning hello")
+    create_schedule(page, prompt="Say hello from the schedule", title="Morning hello")
+    row = schedule_row(page, "Morning hello")
     expect(row.get_by_test_id("schedule-when-text")).to_have_text(
         re.compile(r"^Weekdays at 07:30 \(.+\)$")
     )
@@ -83,8 +83,8 @@ def test_run_now_lands_a_marked_conversation_with_its_answer(chat: Page, stack: 
 
 def test_a_scheduled_question_waits_for_its_answer(page: Page, stack: Stack) -> None:
     _open_page(page, stack)
-    _create(page, prompt="Please ask me a question", title="Colour poll", time="08:15")
-    row = _row(page, "Colour poll")
+    create_schedule(page, prompt="Please ask me a question", title="Colour poll", time="08:15")
+    row = schedule_row(page, "Colour poll")
     row.get_by_test_id("schedule-run-now").click()
     expect(row.get_by_test_id("schedule-run-result")).to_have_text("Started.")
     row.get_by_test_id("schedule-run-link").click()
@@ -116,20 +116,20 @@ def test_a_bad_cron_is_refused_next_to_its_field(page: Page, stack: Stack) -> No
     expect(page.get_by_test_id("schedule-cron-error")).to_contain_text("at most every 5 minutes")
     page.get_by_test_id("schedule-cron").fill("15 6 1 * *")
     page.get_by_test_id("schedule-save").click()
-    expect(_row(page, "Check the backups")).to_contain_text("Cron: 15 6 1 * *")
+    expect(schedule_row(page, "Check the backups")).to_contain_text("Cron: 15 6 1 * *")
     expect(page.get_by_test_id("schedule-row")).to_have_count(before + 1)
 
 
 def test_pause_shows_paused_and_resume_brings_the_next_run_back(page: Page, stack: Stack) -> None:
     _open_page(page, stack)
-    row = _row(page, "Morning hello")
+    row = schedule_row(page, "Morning hello")
     row.get_by_test_id("schedule-pause").click()
     expect(row.get_by_test_id("schedule-paused")).to_be_visible()
     expect(row.get_by_test_id("schedule-pause")).to_have_text("Resume")
     expect(row.get_by_test_id("schedule-next")).to_have_count(0)
     page.reload()
-    expect(_row(page, "Morning hello").get_by_test_id("schedule-paused")).to_be_visible()
-    _row(page, "Morning hello").get_by_test_id("schedule-pause").click()
+    expect(schedule_row(page, "Morning hello").get_by_test_id("schedule-paused")).to_be_visible()
+    schedule_row(page, "Morning hello").get_by_test_id("schedule-pause").click()
     expect(row.get_by_test_id("schedule-paused")).to_have_count(0)
     expect(row.get_by_test_id("schedule-next")).to_contain_text("07:30")
 
@@ -148,7 +148,7 @@ def test_schedule_from_a_conversations_menu_adds_to_it(chat: Page, stack: Stack)
     expect(form).to_contain_text(f"Add to this conversation: “{title}”")
     page.get_by_test_id("schedule-prompt").fill("Add this week's notes")
     page.get_by_test_id("schedule-save").click()
-    row = _row(page, "Add this week's notes").or_(_row(page, title)).first
+    row = schedule_row(page, "Add this week's notes").or_(schedule_row(page, title)).first
     expect(row).to_contain_text(f"Adds to “{title}”")
     row.get_by_test_id("schedule-delete").click()
     page.get_by_test_id("schedule-delete-confirm").click()
