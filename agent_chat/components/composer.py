@@ -98,8 +98,10 @@ def _mcp_hint() -> rx.Component:
                 max_width="16rem",
                 custom_attrs=tid("mcp-hint"),
             ),
-            content="The agent may use these MCP servers' tools in this conversation "
-            "(an administrator chooses them in Settings → Tools)",
+            # The whole list too: the badge cuts a long one.
+            content="The agent may use the tools of these MCP servers here: "
+            + ChatState.mcp_names
+            + " (an administrator chooses them in Settings → Tools)",
         ),
     )
 
