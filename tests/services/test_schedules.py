@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from agent_chat.db import model_configs, schedules, sessions
+from agent_chat.db.engine import make_engine
 from agent_chat.db.errors import NotFound, ValidationFailed
 from agent_chat.runs.manager import RunManager
 from agent_chat.runs.storage import Storage
@@ -79,6 +80,42 @@ async def test_two_workers_claiming_at_once_fire_it_once(svc, user) -> None:
         *(svc.storage.call(schedules.claim_due, now=now, next_after=use.next_run) for _ in range(6))
     )
     assert sum(len(c) for c in claims) == 1
+
+
+async def test_two_workers_firing_at_once_start_one_run_each_time(
+    svc, user, db_url: str, bridge: RunningBridge
+) -> None:
+    """Two workers (each its own engine and RunManager, as two app processes have) fire at
+    the same moments: each occurrence makes one conversation with one answer."""
+    await _digest(svc, user)
+    engine = make_engine(db_url)
+    try:
+        other_storage = Storage(engine)
+        async with managers(db_url, other_storage) as make:
+            runs = await make(bridge.base_url, max_active_runs=2)
+            other = SimpleNamespace(storage=other_storage, runs=runs, settings=runs.settings)
+            for day in range(2):  # Monday and Tuesday at 9
+                now = MONDAY_9 + timedelta(days=day, seconds=1)
+                fired = await asyncio.gather(
+                    fire.fire_due(svc, now=now), fire.fire_due(other, now=now)
+                )
+                [run] = [one for worker in fired for one in worker]
+                assert run.error is None
+                assert (await finished(svc.storage, run.message_id)).status == "SUCCESS"
+    finally:
+        engine.dispose()
+    history = await use.schedule_history(svc, user_id=user, schedule_id=await _only(svc, user))
+    assert len(history) == 2 and len({h.session_uuid for h in history}) == 2
+    for info in history:
+        assert [m.role for m in chat_messages(svc.storage, info.session_uuid)] == [
+            "USER",
+            "ASSISTANT",
+        ]
+
+
+async def _only(svc, user: int) -> int:  # noqa: ANN001
+    [row] = await use.list_schedules(svc, user_id=user)
+    return row.id or 0
 
 
 async def test_missed_occurrences_run_once_late_and_say_so(svc, user) -> None:
