@@ -117,11 +117,15 @@ def follow(client: Client, screen: Screen, run_id: str, answers: Answers) -> Non
     for event in events:
         screen.update(event.type, event.data)
         if event.type in QUESTION_EVENTS:
-            answer_pending(client, screen, run_id, answers)
+            child = screen.view.children.get(str(event.data.get("subagent") or ""))
+            answer_pending(client, screen, run_id, answers, asker=child.goal if child else "")
 
 
-def answer_pending(client: Client, screen: Screen, run_id: str, answers: Answers) -> None:
-    """Answer the run's pending question or approval, whatever its kind (from its state)."""
+def answer_pending(
+    client: Client, screen: Screen, run_id: str, answers: Answers, *, asker: str = ""
+) -> None:
+    """Answer the run's pending question or approval, whatever its kind (from its state);
+    `asker`: the goal of the child agent it is for (from the stream's event)."""
     pending = client.state(run_id).get("pending")
     if not pending:
         return  # answered meanwhile (in a browser tab)
@@ -131,6 +135,8 @@ def answer_pending(client: Client, screen: Screen, run_id: str, answers: Answers
         question = f"Allow this step? {question}"
         if pending.get("detail"):
             question += f" ({pending['detail']})"
+        if asker:
+            question += f" [asked by a subagent: {asker.strip().splitlines()[0][:120]}]"
     try:
         answer = answers.next(question, list(pending.get("choices") or []))
     except NeedsAnswer:
