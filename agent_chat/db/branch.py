@@ -50,9 +50,11 @@ def single_path(rows: list[Any]) -> list[Any]:
     path: list[Any] = []
     parent_id: int | None = None
     while candidates := children.get(parent_id):
-        if len(candidates) > 1:
+        if len(candidates) == 1:
+            current = candidates[0]
+        else:
             log.warning("Several active siblings under message %s; following the newest", parent_id)
-        current = max(candidates, key=lambda m: (m.branch_order, m.id or 0))
+            current = max(candidates, key=lambda m: (m.branch_order, m.id or 0))
         path.append(current)
         parent_id = current.id
     return path

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 from sqlmodel import Session, col, select
 
@@ -16,18 +16,24 @@ from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, ModelCon
 from agent_chat.db.queue import list_queued
 from agent_chat.db.sessions import get_session
 
-# What the page needs of every message of the branch, not only of those it shows. Whole
-# messages cost ~25 µs each to make (a 20,000-message branch: half a second per page load).
-OUTLINE = (
-    ChatMessage.id,
-    ChatMessage.parent_id,
-    ChatMessage.branch_order,
-    ChatMessage.role,
-    ChatMessage.tool_profile,
-    ChatMessage.model_id,
-    ChatMessage.input_tokens,
-    ChatMessage.output_tokens,
-)
+
+class BranchEntry(NamedTuple):
+    """What the page needs of every message of the branch, not only of those it shows (the
+    usage meter, the workspace footers). Whole messages cost ~25 µs each to make (a
+    20,000-message branch: half a second per page load); SQLAlchemy rows are slow to read
+    by attribute, a tuple is not."""
+
+    id: int
+    parent_id: int | None
+    branch_order: int
+    role: str
+    tool_profile: str | None
+    model_id: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+OUTLINE = tuple(getattr(ChatMessage, name) for name in BranchEntry._fields)
 
 
 @dataclass
@@ -37,9 +43,8 @@ class Conversation:
     total: int  # messages on the active branch
     stats: dict[int, RunStats] = field(default_factory=dict)
     versions: dict[int, tuple[int, int]] = field(default_factory=dict)
-    # The whole active branch: whole messages when all are shown (`limit` 0), else rows of
-    # the OUTLINE columns (the usage meter's and the workspace footers' fields).
-    branch: list[Any] = field(default_factory=list)
+    # The whole active branch: whole messages when all are shown (`limit` 0), else entries.
+    branch: list[ChatMessage] | list[BranchEntry] = field(default_factory=list)
     models: dict[int, ModelConfig] = field(default_factory=dict)  # by id (prices, windows)
     model: ModelConfig | None = None  # the model the next answer uses
     queued: list[QueuedMessage] = field(default_factory=list)  # sent when the run ends
@@ -59,7 +64,9 @@ def load_conversation(
     if chat is None:
         return None
     if limit > 0:
-        branch = single_path(list(session.exec(branch_select(chat.id, *OUTLINE)).all()))
+        # Through the connection: plain rows, none of the ORM's per-row work.
+        rows = session.connection().execute(branch_select(chat.id, *OUTLINE)).all()
+        branch = single_path([BranchEntry(*row) for row in rows])
         shown = _whole(session, [m.id for m in branch[-limit:]])
     else:
         branch = shown = active_branch(session=session, chat_session_id=chat.id)
