@@ -7,7 +7,8 @@ result names are copied to the conversation's `.tool-images/` folder; the result
 it is (the event's reference is that name). Only a file hermes' own cache function wrote is
 copied: a server's text naming any other path (another person's cached picture) copies
 nothing. A run registers its conversation under hermes' task id (`for_run`), which hermes
-hands every tool handler; a child agent's calls (their own task ids) keep nothing.
+hands every tool handler; a child agent (delegate_task) works under a task id of its own,
+registered to its parent's conversation while it works (`adopt`, bridge/subagents.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _cached: dict[str, str] = {}  # name -> the path hermes wrote, until a result names it
 _runs: dict[str, tuple[Path, str]] = {}  # hermes task id -> (workspaces root, conversation)
+_parents: dict[str, str] = {}  # an adopted child's task id -> its parent's
 _installed = False
 KEEP_CACHED = 500  # pictures cached but never named by a result are forgotten past this
 
@@ -85,7 +87,31 @@ def for_run(task_id: str, root: Path | None, conversation: str | None) -> Iterat
     finally:
         with _lock:
             if _runs.get(task_id) == (root, conversation):
-                del _runs[task_id]
+                _forget(task_id)
+
+
+def adopt(parent_task_id: str, child_task_id: str) -> None:
+    """A child agent's pictures are kept for its parent's conversation (none if it has none)."""
+    with _lock:
+        target = _runs.get(parent_task_id)
+        if target is not None and child_task_id not in _runs:
+            _runs[child_task_id] = target
+            _parents[child_task_id] = parent_task_id
+
+
+def release(child_task_id: str) -> None:
+    """The child has ended: its grandchildren too (a run's end forgets any left)."""
+    with _lock:
+        if child_task_id in _parents:
+            _forget(child_task_id)
+
+
+def _forget(task_id: str) -> None:
+    # Under _lock: the task id and every child adopted under it.
+    _runs.pop(task_id, None)
+    _parents.pop(task_id, None)
+    for child in [c for c, parent in _parents.items() if parent == task_id]:
+        _forget(child)
 
 
 def keep(result: str, task_id: str) -> list[str]:

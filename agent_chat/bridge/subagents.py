@@ -46,7 +46,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agent_chat.bridge import workspace
+from agent_chat.bridge import mcp_images, workspace
 from agent_chat.bridge.failures import abnormal_end_sentence, readable_failure
 from agent_chat.bridge.hermes_callbacks import CallbackMapper, Emit
 from agent_chat.bridge.truncation import cut_text
@@ -233,6 +233,7 @@ class Subagents:
             child.run_conversation = _refused
 
     def _attach(self, child: Any, subagent_id: str, context: contextvars.Context) -> None:
+        mcp_images.adopt(self._task_id, subagent_id)  # its MCP pictures: the conversation's
         if workspace.open_child_workspace(self._task_id, subagent_id):
             with self._lock:
                 self._fenced.add(subagent_id)
@@ -314,5 +315,7 @@ class Subagents:
             body["cost_usd"] = float(cost)
         self._emit(EventType.SUBAGENT_END, **body)
         # A child hermes gave up on (its timeout) may still be working: it stays fenced.
-        if fenced and status != "timeout":
-            workspace.close_workspace(subagent_id)
+        if status != "timeout":
+            mcp_images.release(subagent_id)
+            if fenced:
+                workspace.close_workspace(subagent_id)

@@ -125,6 +125,20 @@ def test_a_servers_text_naming_a_file_copies_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / ".tool-images").exists()
 
 
+def test_a_childs_task_id_keeps_pictures_while_it_works(tmp_path: Path) -> None:
+    conversation = str(uuid.uuid4())
+    with mcp_images.for_run("parent", tmp_path, conversation):
+        mcp_images.adopt("parent", "child")
+        mcp_images.adopt("child", "grandchild")
+        assert mcp_images._runs["grandchild"] == (tmp_path, conversation)
+        mcp_images.release("child")  # its end: its own children too
+        assert "child" not in mcp_images._runs and "grandchild" not in mcp_images._runs
+        mcp_images.adopt("parent", "late")  # one hermes gave up on (never released)
+    assert "late" not in mcp_images._runs and "parent" not in mcp_images._runs
+    mcp_images.adopt("parent", "orphan")  # a run with no conversation folder: nothing
+    assert "orphan" not in mcp_images._runs
+
+
 async def test_a_crash_mid_call_is_a_tool_error_and_the_run_goes_on(
     bridge: RunningBridge, fake_model: RunningFakeModel
 ) -> None:

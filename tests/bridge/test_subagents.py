@@ -6,6 +6,7 @@ approvals like the agent that made it."""
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,12 @@ import httpx
 import pytest
 
 from agent_chat.bridge.sandbox import unavailable
+from agent_chat.common.tool_images import image_path, names_in
 from agent_chat.protocol.log_codec import event_to_row, merge_rows, row_to_event
 from agent_chat.protocol.reducer import replay
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge, StartBridge
+from tests.support.mcp_server import PICTURE
 from tests.support.sse import Stream, read_events, run_answering, run_body, start_run
 
 CHILD_EVENTS = {
@@ -254,3 +257,36 @@ async def test_children_working_at_once_ask_one_after_the_other(
     asked = [e.data["subagent"] for e in stream.of("approval_request")]
     assert sorted(asked) == sorted(children.values())
     assert not (folder / "one").exists() and not (folder / "two").exists()
+
+
+async def test_a_childs_mcp_picture_is_kept_for_the_conversation(
+    start_bridge: StartBridge, fake_model: RunningFakeModel, workspaces: Path
+) -> None:
+    """A child calls MCP tools under a task id of its own: its pictures go with its
+    parent's conversation like the parent's."""
+    bridge = start_bridge(
+        keepalive_interval_s=0.5, delegation_in_chat=True, workspaces_root=workspaces
+    )
+    conversation = str(uuid.uuid4())
+    drawer = calls(("mcp__tst__picture", {}), text="drawer: draw")
+    message = calls(("delegate_task", {"goal": drawer}), text="delegate the drawing")
+    server = {
+        "ask": False,
+        "name": "tst",
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "tests.support.mcp_server"],
+    }
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=120) as client:
+        body = run_body(
+            bridge.model(fake_model), message, str(uuid.uuid4()), mcp_servers=[server],
+            workspace=conversation,
+        )  # fmt: skip
+        stream = await run_answering(client, body)
+    [result] = [
+        e.data["result"]
+        for e in stream.of("subagent_tool_end")
+        if e.data["tool"] == "mcp__tst__picture"
+    ]
+    [name] = names_in(result)
+    assert image_path(workspaces, conversation, name).read_bytes() == PICTURE
