@@ -320,7 +320,8 @@ class LiveState(ChatState):
                 async with self:
                     if self._follower != follower or self.current_uuid != session_uuid:
                         return  # superseded, or the tab shows another conversation now
-                    self._apply(patch.values)
+                    if not feed.finished:  # else cleared just below: the stored answer shows
+                        self._apply(patch.values)
                 if patch.chunks:
                     yield rx.call_script(patch.script)
             feed.add(events.take_ready())
