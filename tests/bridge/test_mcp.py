@@ -113,6 +113,43 @@ async def test_a_picture_is_kept_for_its_conversation_and_the_event_names_it(
     assert base64.b64encode(PICTURE).decode() not in json.dumps([e.data for e in stream.events])
 
 
+async def test_a_structured_copy_of_a_picture_carries_no_image_data(
+    start_bridge: StartBridge, fake_model: RunningFakeModel, tmp_path: Path
+) -> None:
+    # FastMCP's default for a tool returning content blocks: a structured copy of them beside
+    # them, which hermes puts in the result with the picture's base64.
+    bridge = start_bridge(workspaces_root=tmp_path)
+    conversation = str(uuid.uuid4())
+    server = ours(args=["-m", "tests.support.mcp_server", "--structured"])
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=90) as client:
+        script = calls(("mcp__tst__picture", {}))
+        body = run_body(
+            bridge.model(fake_model), script, str(uuid.uuid4()), mcp_servers=[server],
+            workspace=conversation,
+        )  # fmt: skip
+        stream = await run_answering(client, body)
+    [result] = results(stream)
+    [name] = names_in(result)  # the reference is kept, and so is the picture
+    assert image_path(tmp_path, conversation, name).read_bytes() == PICTURE
+    structured = json.loads(result)["structuredContent"]["result"]
+    assert structured[0]["text"] == "A red rectangle."
+    assert structured[1]["data"] == f"[image: {name} shown behind Show image]"
+    data = base64.b64encode(PICTURE).decode()
+    assert data not in json.dumps([e.data for e in stream.events])
+    assert not any(data in json.dumps(r) for r in fake_model.requests())  # nor to the model
+
+
+def test_image_data_outside_the_text_is_left_out_and_nothing_else_changes() -> None:
+    text = "see this image: not JSON"
+    assert mcp_images.without_image_data(text) == text
+    plain = json.dumps({"result": 'a "image" word', "structuredContent": {"type": "image"}})
+    assert mcp_images.without_image_data(plain) == plain  # no data to leave out
+    # Structured content only (hermes' shape when no block had text or a picture it cached).
+    only = json.dumps({"result": {"shot": {"type": "image", "data": "AAAA", "mimeType": "x"}}})
+    shot = json.loads(mcp_images.without_image_data(only))["result"]["shot"]
+    assert shot == {"type": "image", "data": "[image left out]", "mimeType": "x"}
+
+
 def test_a_servers_text_naming_a_file_copies_nothing(tmp_path: Path) -> None:
     # Only a file hermes' cache wrote for an image block is kept: a path in a server's text
     # (another person's cached picture) is not.

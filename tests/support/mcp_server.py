@@ -4,7 +4,8 @@ HTTP: `python -m tests.support.mcp_server [--http PORT] [--token T] [--fail-star
 Tools: `add(a, b)`; `whisper()` returns the value of the env variable `MCP_TEST_SECRET`
 (so a test can see that a configured variable reached the server); `crash()` exits the
 process in the middle of the call; `hang()` never answers; `picture()` returns a small PNG
-(an MCP image block, `PICTURE`) and a line of text. `--fail-start` writes a line to
+(an MCP image block, `PICTURE`) and a line of text (with `--structured`, also FastMCP's
+structured copy of both blocks, the picture's base64 in it). `--fail-start` writes a line to
 stderr and exits before speaking MCP. `--token` makes the HTTP server refuse requests without
 `Authorization: Bearer <token>` (401).
 """
@@ -43,7 +44,7 @@ def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 PICTURE = _png(24, 16, (200, 60, 30))
 
 
-def build(port: int = 8000) -> Any:
+def build(port: int = 8000, *, structured: bool = False) -> Any:
     from mcp.server.fastmcp import FastMCP
 
     server = FastMCP("agent-chat-test", host="127.0.0.1", port=port, log_level="WARNING")
@@ -63,9 +64,9 @@ def build(port: int = 8000) -> Any:
         """Exit in the middle of the call."""
         os._exit(3)
 
-    # Content blocks only (no structured copy of them, which would carry the picture's data
-    # in the result's text): as an image-making server answers.
-    @server.tool(structured_output=False)
+    # Content blocks only, as an image-making server answers; `structured`: FastMCP's default
+    # for a tool returning a list of blocks, a structured copy of them (the picture's data too).
+    @server.tool(structured_output=structured)
     def picture() -> list[Any]:
         """Draw a small picture."""
         from mcp.types import ImageContent, TextContent
@@ -103,11 +104,12 @@ def main() -> None:
     parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on this port")
     parser.add_argument("--token", default="")
     parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--structured", action="store_true")
     args = parser.parse_args()
     if args.fail_start:
         print(FAIL_START_LINE, file=sys.stderr, flush=True)
         sys.exit(2)
-    server = build(args.http or 8000)
+    server = build(args.http or 8000, structured=args.structured)
     if not args.http:
         server.run("stdio")
         return
