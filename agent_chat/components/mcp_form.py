@@ -149,7 +149,7 @@ def test_result() -> rx.Component:
         McpState.testing,
         rx.hstack(rx.spinner(size="1"), rx.text("Connecting…", size="2"), align="center"),
         rx.cond(
-            (McpState.test_error != "") | (McpState.test_tools.length() > 0),
+            (McpState.test_error != "") | McpState.test_ok,  # "Connected: 0 tools" too
             rx.callout.root(
                 rx.callout.text(
                     rx.cond(

@@ -181,7 +181,9 @@ class McpState(AppState):
             return False
         async with self:
             self.testing, self.test_ok = False, result.ok
-            self.test_error = result.error or ""
+            # A failure always says something: an empty callout would read as nothing done.
+            failed = "The test failed, and the agent service gave no reason."
+            self.test_error = result.error or ("" if result.ok else failed)
             self.test_tools = list(result.tools)
         return True
 
