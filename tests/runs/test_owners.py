@@ -104,7 +104,8 @@ async def test_the_run_limit_counts_each_persons_runs(
     """`max_active_runs` is per person: someone else's runs neither block nor show."""
     manager = await make_manager(bridge.base_url, max_active_runs=1)
     first = new_chat(storage)
-    busy = await manager.send(session_uuid=first, text="long 200 delay=0.02", user_id=user)
+    # Long enough to be still going after the other person's whole run on a loaded machine.
+    busy = await manager.send(session_uuid=first, text="long 3000 delay=0.02", user_id=user)
     with pytest.raises(RunRefused, match="1 conversation is already running"):
         await manager.send(session_uuid=new_chat(storage), text="hi", user_id=user)
     theirs = storage.call_sync(_chat_of, user_id=other_user)
