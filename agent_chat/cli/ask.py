@@ -135,7 +135,7 @@ def answer_pending(
         question = f"Allow this step? {question}"
         if pending.get("detail"):
             question += f" ({pending['detail']})"
-        if asker:
+        if asker.strip():  # a blank goal has no first line to name it by
             question += f" [asked by a subagent: {asker.strip().splitlines()[0][:120]}]"
     try:
         answer = answers.next(question, list(pending.get("choices") or []))

@@ -87,7 +87,7 @@ async def test_two_workers_firing_at_once_start_one_run_each_time(
 ) -> None:
     """Two workers (each its own engine and RunManager, as two app processes have) fire at
     the same moments: each occurrence makes one conversation with one answer."""
-    await _digest(svc, user)
+    schedule_id = await _digest(svc, user)
     engine = make_engine(db_url)
     try:
         other_storage = Storage(engine)
@@ -104,18 +104,13 @@ async def test_two_workers_firing_at_once_start_one_run_each_time(
                 assert (await finished(svc.storage, run.message_id)).status == "SUCCESS"
     finally:
         engine.dispose()
-    history = await use.schedule_history(svc, user_id=user, schedule_id=await _only(svc, user))
+    history = await use.schedule_history(svc, user_id=user, schedule_id=schedule_id)
     assert len(history) == 2 and len({h.session_uuid for h in history}) == 2
     for info in history:
         assert [m.role for m in chat_messages(svc.storage, info.session_uuid)] == [
             "USER",
             "ASSISTANT",
         ]
-
-
-async def _only(svc, user: int) -> int:  # noqa: ANN001
-    [row] = await use.list_schedules(svc, user_id=user)
-    return row.id or 0
 
 
 async def test_missed_occurrences_run_once_late_and_say_so(svc, user) -> None:
