@@ -13,6 +13,7 @@ from starlette.types import ASGIApp
 from agent_chat import routes
 from agent_chat.api import create_api
 from agent_chat.api.bearer import bearer_check
+from agent_chat.api.first_paint import first_paint_with
 from agent_chat.auth import login_gate_with
 from agent_chat.auth.origins import origin_guard, without_credentials_header
 from agent_chat.launch.supervisor import exit_with_supervisor, respawn_failed_web_workers
@@ -133,10 +134,12 @@ app = _App(
         ),
     ],
     # The HTTP API, served on the app's port (the services exist once they start), the
+    # first HTML of a conversation with its newest messages (api/first_paint.py), the
     # login gate around everything (a session cookie, or a personal API token for /api/*),
     # and outermost the Host/Origin guard (applied in order: the last wraps the rest).
     api_transformer=[
         create_api(services),
+        first_paint_with(services),
         login_gate_with(
             lambda: services().storage, bearer=bearer_check(lambda: services().storage)
         ),

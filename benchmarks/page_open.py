@@ -8,8 +8,9 @@ fresh browser context (empty cache) opens it (cold), then two new tabs of the sa
 open it again (warm: the HTTP cache and V8's code cache hold the bundle). Per open, from the
 page's own clock (0 = navigation start):
 
-- first contentful paint and the last message visible (its text in the viewport, checked each
-  animation frame);
+- first contentful paint, the last message visible (its text in the viewport, checked each
+  animation frame) in the first HTML's picture of the conversation (api/first_paint.py) or
+  in the app, whichever comes first, and in the app (it has taken over);
 - JS and CSS fetched: files, bytes decoded and bytes on the wire (resource timing);
 - when the HTML arrived, the stylesheet and the last script arrived, the app's script opened
   the websocket (the bundle has run), the websocket was open, the first state delta (hydrate)
@@ -63,12 +64,20 @@ INIT_JS = """
     new PerformanceObserver((l) => { for (const e of l.getEntries()) o.longtasks += e.duration; })
       .observe({type: 'longtask', buffered: true});
   } catch (e) {}
-  const check = () => {
-    const all = document.querySelectorAll('[data-testid=message-assistant], [data-testid=message-user]');
+  const shown = (selector) => {
+    const all = document.querySelectorAll(selector);
     const last = all[all.length - 1];
-    if (last && last.textContent.includes(WORD)) {
-      const r = last.getBoundingClientRect();
-      if (r.height > 0 && r.bottom > 0 && r.top < window.innerHeight) { o.visible = performance.now(); return; }
+    if (!last || !last.textContent.includes(WORD)) return false;
+    const r = last.getBoundingClientRect();
+    return r.height > 0 && r.bottom > 0 && r.top < window.innerHeight;
+  };
+  o.painted = null;
+  const check = () => {
+    if (o.painted === null && shown('#first-paint [data-testid^=first-paint-]')) o.painted = performance.now();
+    if (shown('[data-testid=message-assistant], [data-testid=message-user]')) {
+      o.visible = performance.now();
+      if (o.painted === null) o.painted = o.visible;
+      return;
     }
     requestAnimationFrame(check);
   };
@@ -207,6 +216,7 @@ def summarise(d: dict[str, Any]) -> dict[str, Any]:
     o = d["open"]
     out: dict[str, Any] = {
         "fcp": d["paint"].get("first-contentful-paint"),
+        "painted": o["painted"],
         "visible": o["visible"],
         "html": d["nav"]["response"],
         "ws": o["ws"],
@@ -342,7 +352,8 @@ def main(argv: list[str] | None = None) -> h.Report:
                 h.log(
                     f"round {r + 1}/{rounds}: "
                     + ", ".join(
-                        f"{n} {k} {opens[(n, k)][-1]['visible'] / 1000:.2f} s"
+                        f"{n} {k} {opens[(n, k)][-1]['painted'] / 1000:.2f}"
+                        f"/{opens[(n, k)][-1]['visible'] / 1000:.2f} s"
                         for n in ("short", "long")
                         for k in ("cold", "warm")
                     )
@@ -389,21 +400,22 @@ def add_rows(report: h.Report, opens, messages: int, total: int, rounds: int) ->
     label = {"short": "2 messages", "long": f"{messages:,} messages"}
     for kind, target in (("cold", 350), ("warm", 200)):
         for name in ("short", "long"):
-            vis = col(name, kind, "visible")
+            vis = col(name, kind, "painted")
             met = h.median(vis) <= target
             if name == "long":
-                met = met and h.median(vis) <= 1500
+                met = met and h.median(col(name, kind, "visible")) <= 1500
             report.add(
                 f"{kind}, {label[name]}: navigation → last message visible",
                 fmt(vis),
                 f"≤ {target / 1000:.2f} s",
                 met,
-                f"first contentful paint {fmt(col(name, kind, 'fcp'))}; "
+                f"first contentful paint {fmt(col(name, kind, 'fcp'))}; the app shows it "
+                f"{fmt(col(name, kind, 'visible'))}; "
                 f"Playwright's clock {fmt(col(name, kind, 'wall'))}",
             )
     ratio = h.median(col("long", "cold", "visible")) / h.median(col("short", "cold", "visible"))
     report.add(
-        f"cold, {label['long']} ÷ 2 messages",
+        f"cold, {label['long']} ÷ 2 messages (the app shows it)",
         f"{ratio:.2f} ×",
         "≤ 2 ×",
         ratio <= 2,
@@ -424,7 +436,8 @@ def add_rows(report: h.Report, opens, messages: int, total: int, rounds: int) ->
                 f"HTML {med('html'):.0f}, CSS in {med('css_end'):.0f}, last JS in "
                 f"{med('js_end'):.0f}, websocket created {med('ws'):.0f} (the bundle has run), "
                 f"open {med('ws_open'):.0f}, first delta {med('first_delta'):.0f}, delta with "
-                f"the last message {med('messages_delta'):.0f}, visible {med('visible'):.0f}; "
+                f"the last message {med('messages_delta'):.0f}, painted {med('painted'):.0f}, "
+                f"the app shows it {med('visible'):.0f}; "
                 f"main thread: script {med('ScriptDuration'):.0f}, style "
                 f"{med('RecalcStyleDuration'):.0f}, layout {med('LayoutDuration'):.0f}, all "
                 f"tasks {med('TaskDuration'):.0f}, long tasks {med('longtasks'):.0f}; "

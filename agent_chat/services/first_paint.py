@@ -1,0 +1,42 @@
+"""What the first HTML of `/chat/<uuid>` shows before the app has its state: the owner's
+newest messages of the conversation's active branch, read-only (api/first_paint.py puts
+them into the page, share_page/first_paint.py renders them).
+
+Owner-checked like every other read (`open_conversation`): another person's uuid, a
+missing one and a malformed one all give None, so the page carries nothing of it.
+"""
+
+from __future__ import annotations
+
+from agent_chat.db.models import MessageRole, MessageStatus
+from agent_chat.services.backend import Backend
+from agent_chat.services.conversations import open_conversation
+from agent_chat.share_page.first_paint import FirstPaint, PaintedMessage
+
+# Enough to fill a screen; the app shows the rest once it has taken over.
+FIRST_PAINT_MESSAGES = 4
+
+
+def _kind(role: str, status: str) -> str:
+    if status == MessageStatus.RESET.value:
+        return "reset"
+    if status == MessageStatus.SUMMARY.value:
+        return "summary"
+    return "user" if role == MessageRole.USER.value else "assistant"
+
+
+async def first_paint(
+    svc: Backend, *, user_id: int, session_uuid: str, limit: int = FIRST_PAINT_MESSAGES
+) -> FirstPaint | None:
+    """`user_id`'s conversation `session_uuid` as its first paint; None when it is not theirs
+    (or does not exist) or has no message yet."""
+    if not session_uuid:
+        return None
+    view = await open_conversation(svc, user_id=user_id, session_uuid=session_uuid, limit=limit)
+    if view is None or not view.messages:
+        return None
+    messages = [
+        PaintedMessage(kind=_kind(m.role, m.status), status=m.status, content=m.content or "")
+        for m in view.messages
+    ]
+    return FirstPaint(title=view.chat.title or "", messages=messages, earlier=view.has_earlier)

@@ -1,0 +1,136 @@
+"""The first paint of `/chat/<uuid>`: the owner's newest messages, server-rendered into the
+app's HTML (api/first_paint.py), shown until the app has rendered the conversation itself.
+
+It is a read-only picture of the page, laid out like it (sidebar, header, message column),
+outside React's tree: a fixed layer at the end of `<body>`, which React 19's hydration of
+the document skips. A small script removes it as soon as the app shows a message or "not
+found", so it never stands for the live page for long. Text goes
+through the share page's safe Markdown (raw HTML off); an answer still being written says so.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from agent_chat.share_page.render import markdown_html
+
+LAYER_ID = "first-paint"
+
+
+@dataclass(frozen=True)
+class PaintedMessage:
+    kind: str  # "user", "assistant", "reset", "summary"
+    status: str  # the message's MessageStatus value
+    content: str
+
+
+@dataclass(frozen=True)
+class FirstPaint:
+    title: str
+    messages: list[PaintedMessage]
+    earlier: bool  # older messages are not in it
+
+
+# The app's look (assets/styles.css, Radix's tokens, which the page's stylesheet defines on
+# :root) with fallbacks, so the hand-over to the app barely moves anything. Like the app's
+# scroller, a short conversation starts at the top and a long one shows its end
+# (column-reverse, the column's bottom margin taking any room left).
+_CSS = """
+#first-paint { position: fixed; inset: 0; z-index: 2147483000; display: flex;
+  background: var(--color-background, #fff); color: var(--gray-12, #1c2024);
+  font-family: var(--default-font-family, system-ui, sans-serif); font-size: 16px;
+  line-height: 1.5; }
+#first-paint .fp-side { width: 270px; min-width: 270px; background: var(--gray-2, #f9f9fb);
+  border-right: 1px solid var(--gray-5, #e0e1e6); }
+#first-paint .fp-main { flex: 1; display: flex; flex-direction: column; min-width: 0; }
+#first-paint .fp-head { padding: 12px 24px; border-bottom: 1px solid var(--gray-4, #e8e8ec);
+  font-weight: 600; min-height: 49px; overflow: hidden; white-space: nowrap;
+  text-overflow: ellipsis; }
+#first-paint .fp-brand { font-size: 20px; font-weight: 700; padding: 14px 10px; }
+#first-paint .fp-scroll { flex: 1; overflow: hidden; display: flex;
+  flex-direction: column-reverse; }
+#first-paint .fp-col { max-width: 820px; margin: 0 auto auto; padding: 24px 24px 40px;
+  width: 100%; display: flex; flex-direction: column; gap: 24px; }
+#first-paint .fp-user { align-self: flex-end; background: var(--accent-3, #f4f0fe);
+  padding: 10px 14px; border-radius: 16px; max-width: 80%; overflow-wrap: anywhere; }
+#first-paint .fp-answer { overflow-wrap: anywhere; position: relative; padding: 20px 0 0 44px;
+  min-height: 52px; }
+#first-paint .fp-answer::before { content: "H"; position: absolute; left: 0; top: 0;
+  width: 32px; height: 32px; border-radius: 50%; background: var(--accent-3, #f4f0fe);
+  color: var(--accent-11, #6550b9); display: flex; align-items: center;
+  justify-content: center; }
+#first-paint .fp-user > :first-child, #first-paint .fp-answer > :first-child { margin-top: 0; }
+#first-paint .fp-user > :last-child, #first-paint .fp-answer > :last-child { margin-bottom: 0; }
+#first-paint pre { background: var(--gray-3, #f0f0f3); padding: 10px 12px; border-radius: 8px;
+  overflow-x: auto; white-space: pre-wrap; }
+#first-paint .fp-note, #first-paint .fp-marker { color: var(--gray-11, #60646c);
+  font-size: 14px; }
+#first-paint .fp-marker { text-align: center; border-top: 1px dashed var(--gray-6, #d9d9e0);
+  padding-top: 6px; }
+#first-paint .fp-composer { max-width: 820px; width: 100%; margin: 0 auto;
+  padding: 8px 24px 18px; }
+#first-paint .fp-box { height: 80px; border: 1px solid var(--gray-a7, #d0d1d8);
+  border-radius: 12px; }
+@media (max-width: 767px) { #first-paint .fp-side { display: none; }
+  #first-paint .fp-col { padding: 16px 14px 24px; }
+  #first-paint .fp-composer { padding: 8px 12px 12px; } }
+"""
+
+# Gone once the app has taken over: it shows a message (not its empty page, which it shows
+# for a moment between its first state and the messages) or "not found"; and after 30 s, so
+# it never stands for a page that did not start.
+_SCRIPT = """
+(function () {
+  var layer = document.getElementById("first-paint");
+  if (!layer) return;
+  var sel = '[data-testid=message-user],[data-testid=message-assistant],[data-testid=not-found]';
+  var done = false;
+  function gone() {
+    if (done) return; done = true; observer.disconnect();
+    if (layer.parentNode) layer.parentNode.removeChild(layer);
+  }
+  var observer = new MutationObserver(function () {
+    var root = document.querySelector('.radix-themes');
+    if (root && root.querySelector(sel)) gone();
+  });
+  observer.observe(document.documentElement, {childList: true, subtree: true});
+  setTimeout(gone, 30000);
+})();
+"""
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _message(message: PaintedMessage) -> str:
+    if message.kind == "reset":
+        return "<div class='fp-marker'>Context reset</div>"
+    if message.kind == "summary":
+        return "<div class='fp-marker'>Summary of earlier messages</div>"
+    text = markdown_html(message.content)
+    if message.kind == "user":
+        return f"<div class='fp-user' data-testid='first-paint-user'>{text}</div>"
+    note = ""
+    if message.status == "RUNNING":
+        note = "<div class='fp-note'>Still being written…</div>"
+    elif message.status == "FAILED":
+        note = "<div class='fp-note'>This answer failed.</div>"
+    elif message.status == "STOPPED":
+        note = "<div class='fp-note'>Stopped before the answer was complete.</div>"
+    return f"<div class='fp-answer' data-testid='first-paint-assistant'>{text}{note}</div>"
+
+
+def first_paint_html(paint: FirstPaint) -> str:
+    """The layer and its script, to go right before `</body>`."""
+    earlier = "<div class='fp-marker'>Earlier messages</div>" if paint.earlier else ""
+    body = earlier + "".join(_message(m) for m in paint.messages)
+    return (
+        f"<div id='{LAYER_ID}' data-testid='{LAYER_ID}' aria-busy='true'><style>{_CSS}</style>"
+        "<div class='fp-side'><div class='fp-brand'>Agent Chat</div></div><div class='fp-main'>"
+        f"<div class='fp-head'>{_e(paint.title or 'Conversation')}</div>"
+        f"<div class='fp-scroll'><div class='fp-col'>{body}</div></div>"
+        "<div class='fp-composer'><div class='fp-box'></div></div></div></div>"
+        f"<script>{_SCRIPT}</script>"
+    )

@@ -1,0 +1,103 @@
+"""The first HTML of `/chat/<uuid>` shows the owner's newest messages before the app runs
+(api/first_paint.py): only to its owner, its text escaped, never cached; in the browser the
+layer is there before the app's state, gone once the app shows the conversation, and the page
+works as before (React's hydration of the document keeps going, a message can be sent)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from agent_chat import routes
+from agent_chat.auth import COOKIE_NAME
+from agent_chat.db import users
+from agent_chat.db.engine import make_engine, open_session
+from tests.support.accounts import session_cookie
+from tests.support.browser import PHONE, fresh_page, new_chat, send, session_uuid_of
+from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
+
+pytestmark = pytest.mark.e2e
+
+CAROL, CAROL_PASSWORD = "carol", "carol's own long password"
+WORDS = "ibex meadow <b>plans</b>"
+
+
+@pytest.fixture(scope="module")
+def carol_cookie(stack: Stack) -> str:
+    engine = make_engine(stack.db_url)
+    try:
+        with open_session(engine) as session:
+            if users.find_user(session=session, username=CAROL) is None:
+                users.create_user(session=session, username=CAROL, password=CAROL_PASSWORD)
+    finally:
+        engine.dispose()
+    return session_cookie(stack.url, CAROL, CAROL_PASSWORD)
+
+
+@pytest.fixture
+def conversation(page: Page, stack: Stack) -> Iterator[str]:
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    send(page, WORDS)
+    expect(page.get_by_test_id("message-assistant").last).to_contain_text("Echo: ibex meadow")
+    yield session_uuid_of(page)
+
+
+def _first_html(stack: Stack, session_uuid: str, **kwargs) -> httpx.Response:
+    url = stack.url + routes.chat_url(session_uuid)
+    # As a browser asks: compressed if it may, and revalidating what it has.
+    headers = {"Accept-Encoding": "gzip, br", "If-Modified-Since": "Sat, 01 Jan 2050 00:00:00 GMT"}
+    return httpx.get(url, headers=headers | kwargs.pop("headers", {}), timeout=30, **kwargs)
+
+
+def test_the_first_html_holds_the_owners_last_messages_and_nobody_elses(
+    conversation: str, stack: Stack, carol_cookie: str
+) -> None:
+    mine = _first_html(stack, conversation, headers=stack.auth_headers)
+    assert mine.status_code == 200
+    assert 'data-testid="first-paint"' in mine.text or "data-testid='first-paint'" in mine.text
+    assert "Echo: ibex meadow &lt;b&gt;plans&lt;/b&gt;" in mine.text
+    assert "<b>plans</b>" not in mine.text
+    assert mine.headers["cache-control"] == "private, no-store"
+    assert "etag" not in mine.headers and "last-modified" not in mine.headers
+    # The app's own page around it, whole.
+    assert mine.text.rstrip().endswith("</html>") and "entry.client" in mine.text
+
+    theirs = _first_html(stack, conversation, cookies={COOKIE_NAME: carol_cookie})
+    assert theirs.status_code in (200, 304)
+    assert "ibex" not in theirs.text and "first-paint" not in theirs.text
+
+    unknown = _first_html(stack, "00000000-0000-4000-8000-000000000000", headers=stack.auth_headers)
+    assert "first-paint" not in unknown.text
+    signed_out = _first_html(stack, conversation, follow_redirects=False)
+    assert signed_out.status_code == 303 and "ibex" not in signed_out.text
+
+
+def test_the_app_takes_over_from_the_first_paint(
+    conversation: str, stack: Stack, browser: Browser, request: pytest.FixtureRequest
+) -> None:
+    url = stack.url + routes.chat_url(conversation)
+    with fresh_page(browser, request, stack) as fresh:
+        # Without its websocket the app never gets its state: what the first HTML paints.
+        fresh.route("**/_event/**", lambda route: route.abort())
+        fresh.goto(url)
+        layer = fresh.get_by_test_id("first-paint")
+        expect(layer).to_be_visible()
+        expect(layer.get_by_test_id("first-paint-assistant")).to_contain_text("Echo: ibex")
+        expect(layer.get_by_test_id("first-paint-user")).to_have_text(WORDS)
+        ARTIFACTS.mkdir(exist_ok=True)
+        fresh.screenshot(path=str(ARTIFACTS / "first-paint.png"))
+        fresh.set_viewport_size(PHONE)
+        expect(layer.get_by_test_id("first-paint-assistant")).to_be_in_viewport()
+        fresh.screenshot(path=str(ARTIFACTS / "first-paint-phone.png"))
+
+    with fresh_page(browser, request, stack) as fresh:
+        fresh.goto(url)
+        expect(fresh.get_by_test_id("message-assistant").last).to_contain_text("Echo: ibex")
+        expect(fresh.get_by_test_id("first-paint")).to_have_count(0)
+        send(fresh, "second words")
+        expect(fresh.get_by_test_id("message-assistant").last).to_contain_text("Echo: second words")
+        fresh.screenshot(path=str(ARTIFACTS / "first-paint-after.png"))
