@@ -70,7 +70,8 @@ def subagent_card(
     tools: rx.Var | None = None,
     todos: rx.Var | None = None,
 ) -> rx.Component:
-    """A card; a live one takes its changing parts from their own vars (`line`: its SubLine,
+    """A card; a live one takes its changing parts from their own vars (`line`: its SubLine
+    with the usage,
     `tools`: its SubTools, `todos`), a finished one from its row."""
     status = row["status"]
     line = row if line is None else line
@@ -87,7 +88,7 @@ def subagent_card(
             rx.text(row["seconds"], size="1", color_scheme="gray"),
             rx.spacer(),
             rx.text(
-                row["usage"], size="1", color_scheme="gray", custom_attrs=tid("subagent-usage")
+                line["usage"], size="1", color_scheme="gray", custom_attrs=tid("subagent-usage")
             ),
             align="center",
             spacing="2",

@@ -9,8 +9,10 @@ sends each text whole from offset 0 in the same envelope: the store keeps what i
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +30,16 @@ from agent_chat.display.subagent_rows import (
 from agent_chat.display.tool_views import ShapeCache
 from agent_chat.protocol.events import RunEvent, RunState
 from agent_chat.protocol.reducer import RunView, ToolCall, apply
+from agent_chat.runs.bus import Subscription
 
 ASKER_CHARS = 200  # an approval for a child agent names it by its goal's first line
+# The live cards' parts travel together (the four lists are zipped by index on the page), a
+# change held for CARDS_EVERY_S so that the changes of children working at once (which come in
+# bursts, each child after its model call) go in one update, not one per batch of events; a
+# person cannot read status lines faster. Other cards (a new call's) go at once
+# (benchmarks/subagent_stream.py).
+CARD_VARS = ("subagents", "subagent_lines", "subagent_tools", "subagent_todos")
+CARDS_EVERY_S = 0.25
 
 
 def js_length(text: str) -> int:
@@ -80,6 +90,7 @@ class LiveFeed:
         # (child id, call id) -> (the call, its card row): call ids repeat across children.
         self._child_tools: dict[tuple[str, str], tuple[ToolCall, SubToolRow]] = {}
         self._child_rows: dict[str, tuple[object, SubagentRow]] = {}  # id -> (child, row)
+        self._cards_due: float | None = None  # when held card parts go (monotonic time)
 
     def add(self, events: Iterable[RunEvent]) -> None:
         for event in events:
@@ -161,9 +172,25 @@ class LiveFeed:
             rows.append(row)
         return rows
 
-    def patch(self) -> Patch:
-        """What changed since the last patch: var values, and new text as chunks."""
+    def patch(self, now: float | None = None) -> Patch:
+        """What changed since the last patch: var values, and new text as chunks. Changed
+        card parts wait for their turn (`held_for`) unless they are other children's."""
+        now = time.monotonic() if now is None else now
         changed = {k: v for k, v in self.values().items() if self._shown.get(k, _NONE) != v}
+        if not any(k in changed for k in CARD_VARS):
+            self._cards_due = None
+        elif "subagents" in changed and _ids(changed["subagents"]) != _ids(
+            self._shown.get("subagents")
+        ):
+            self._cards_due = None  # other cards (a new call's, or none): at once
+        else:
+            if self._cards_due is None:
+                self._cards_due = now + CARDS_EVERY_S
+            if now < self._cards_due:
+                for k in CARD_VARS:
+                    changed.pop(k, None)
+            else:
+                self._cards_due = None
         self._shown.update(changed)
         chunks = [
             c
@@ -174,6 +201,13 @@ class LiveFeed:
             if c is not None
         ]
         return Patch(changed, tuple(chunks))
+
+    def held_for(self, now: float | None = None) -> float | None:
+        """Seconds until the card parts held back by the last patch are due; None if none."""
+        if self._cards_due is None:
+            return None
+        now = time.monotonic() if now is None else now
+        return max(self._cards_due - now, 0.0)
 
     def _chunk(self, stream_id: str, text: str) -> Chunk | None:
         has = self._page.get(stream_id, "")
@@ -196,3 +230,35 @@ class LiveFeed:
 
 
 _NONE = object()  # "never sent": differs from every value, None included
+
+
+def _ids(cards: object) -> list[str] | None:
+    """The cards' children (None: never sent)."""
+    if not isinstance(cards, list):
+        return None
+    return [card["id"] for card in cards]
+
+
+async def paced_patches(
+    feed: LiveFeed, events: Subscription, gather_s: float, long_answer: int
+) -> AsyncIterator[Patch]:
+    """A follower's patches while its run lasts: after each event it lets a burst gather for
+    `gather_s` (twice that once the answer is `long_answer` characters), so one patch
+    carries them all; held card parts are sent when due even if no event comes."""
+    while True:
+        held = feed.held_for()
+        try:
+            if held is None:
+                first = await anext(events)
+            else:
+                async with asyncio.timeout(held):  # the subscriptions lose nothing on a cancel
+                    first = await anext(events)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            yield feed.patch()
+            continue
+        long = len(feed.view.answer) >= long_answer
+        await asyncio.sleep(2 * gather_s if long else gather_s)
+        feed.add([first, *events.take_ready()])
+        yield feed.patch()

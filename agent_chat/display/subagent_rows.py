@@ -77,12 +77,14 @@ class SubagentRow(TypedDict):
 
 
 class SubLine(TypedDict):
-    """What a live card changes most often: its status line and current tool."""
+    """What a live card changes most often: its status line, current tool and usage (which
+    grows with each model call: in `subagents`, it would resend every goal each turn)."""
 
     line: str
     current: str
     current_server: str
     current_label: str
+    usage: str
 
 
 class SubTools(TypedDict):
@@ -91,7 +93,7 @@ class SubTools(TypedDict):
 
 
 # A live card travels as four vars, each resent only when that part of some child changed
-# (a Reflex var is resent whole): the status lines on nearly every update, the calls on a
+# (a Reflex var is resent whole): the status lines and usage on nearly every update, the calls on a
 # call's end, the TODO lists on their updates, the rest when a child starts or ends.
 LiveCards = tuple[list[SubagentRow], list[SubLine], list[SubTools], list[list[SubTodoRow]]]
 
@@ -105,6 +107,7 @@ def split_live(rows: list[SubagentRow]) -> LiveCards:
                 current=row["current"],
                 current_server=row["current_server"],
                 current_label=row["current_label"],
+                usage=row["usage"],
             )
         )
         tools.append(SubTools(tools=row["tools"], earlier=row["earlier"]))
@@ -117,6 +120,7 @@ def split_live(rows: list[SubagentRow]) -> LiveCards:
                     "current": "",
                     "current_server": "",
                     "current_label": "",
+                    "usage": "",
                     "tools": [],
                     "earlier": 0,
                     "todos": [],

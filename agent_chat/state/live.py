@@ -17,7 +17,7 @@ import uuid
 import reflex as rx
 
 from agent_chat import routes
-from agent_chat.display.feed import LiveFeed
+from agent_chat.display.feed import LiveFeed, paced_patches
 from agent_chat.display.notices import notices
 from agent_chat.display.rows import TodoRow, ToolRow
 from agent_chat.display.subagent_rows import SubagentRow, SubLine, SubTodoRow, SubTools
@@ -309,12 +309,7 @@ class LiveState(ChatState):
         except UnknownRun:
             return
         try:
-            async for first in events:
-                # Let a burst of events gather: one update carries them all.
-                long = len(feed.view.answer) >= LONG_ANSWER
-                await asyncio.sleep(2 * COALESCE_S if long else COALESCE_S)
-                feed.add([first, *events.take_ready()])
-                patch = feed.patch()
+            async for patch in paced_patches(feed, events, COALESCE_S, LONG_ANSWER):
                 if not svc.tab_connected(token):
                     return  # gone, or on another worker now (it follows there)
                 async with self:

@@ -4,17 +4,27 @@ fold line, and `mcp__<server>__<tool>` shown as the tool with its server."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from agent_chat.display.feed import LiveFeed
+import pytest
+
+from agent_chat.display.feed import CARDS_EVERY_S, LiveFeed, paced_patches
 from agent_chat.display.rows import panel_fields, tool_row
 from agent_chat.display.subagent_rows import fold_line, mcp_name
 from agent_chat.protocol.events import RunEvent
 from agent_chat.protocol.reducer import ToolCall, replay
+from agent_chat.runs.bus import LocalRunBus
 
 
 def ev(seq: int, type_: str, **data: Any) -> dict[str, Any]:
     return {"type": type_, "seq": seq, "ts": 1000.0 + seq, "run_id": "r1", **data}
+
+
+def events(dicts: list[dict[str, Any]]) -> list[RunEvent]:
+    return [
+        RunEvent(e["seq"], e["type"], {k: v for k, v in e.items() if k != "type"}) for e in dicts
+    ]
 
 
 def delegation() -> list[dict[str, Any]]:
@@ -64,7 +74,7 @@ def test_live_cards_update_per_child_and_the_history_is_not_resent() -> None:
     feed = LiveFeed("r1", 7)
     feed.add(RunEvent(e["seq"], e["type"], {k: v for k, v in e.items() if k != "type"})
              for e in delegation())  # fmt: skip
-    first = feed.patch()
+    first = feed.patch(now=0.0)
     cards, lines = first.values["subagents"], first.values["subagent_lines"]
     assert [c["goal"] for c in cards] == ["Count", "Read"]
     assert [c["status"] for c in cards] == ["running", "running"]
@@ -77,7 +87,8 @@ def test_live_cards_update_per_child_and_the_history_is_not_resent() -> None:
     assert first.values["tools"][0]["children"] == []
     # A call's end: its child's line and calls; the rest of the cards are not sent again.
     feed.add([RunEvent(8, "subagent_tool_end", {**ending()[0], "seq": 8})])
-    second = feed.patch()
+    assert not feed.patch(now=1.0).values  # held a moment (below)
+    second = feed.patch(now=1.0 + CARDS_EVERY_S)
     assert set(second.values) == {"subagent_lines", "subagent_tools"}
     ended = second.values["subagent_tools"][0]["tools"]
     assert [(t["name"], t["state"], t["label"]) for t in ended] == [("terminal", "ok", "ls -la")]
@@ -114,3 +125,50 @@ def test_an_approval_for_a_child_names_it_and_its_card_waits() -> None:
     assert values["pause_kind"] == "approval" and values["asker"] == "Read"
     assert [c["status"] for c in values["subagents"]] == ["running", "waiting"]
     assert values["subagent_lines"][1]["line"] == "Waiting for your approval"
+
+
+def test_children_moving_together_update_their_cards_in_one_patch() -> None:
+    """Children working at once change their cards in bursts: each change waits
+    CARDS_EVERY_S, so a burst goes in one update instead of one per batch of events."""
+    feed = LiveFeed("r1", 7)
+    feed.add(events(delegation()))
+    assert "subagents" in feed.patch(now=10.0).values  # new cards: at once
+    assert feed.held_for(now=10.0) is None
+    feed.add(events(ending()[:1]))  # sa-0's call ends
+    held = feed.patch(now=10.01)
+    assert not held.values  # held back, nothing lost
+    assert feed.held_for(now=10.01) == pytest.approx(CARDS_EVERY_S)
+    feed.add(events(ending()[1:2]))  # then sa-1's
+    assert not feed.patch(now=10.1).values
+    due = feed.patch(now=10.01 + CARDS_EVERY_S)
+    assert [t["tools"][0]["name"] for t in due.values["subagent_tools"]] == ["terminal", "get_time"]
+    assert feed.held_for(now=10.3) is None
+    # What else changes meanwhile is not held: the answer's own status.
+    feed.add(events([ev(10, "subagent_status", subagent="sa-0", category="info", message="C"),
+                     ev(11, "todo_update", todos=[{"id": "1", "content": "Sum up",
+                                                   "status": "pending"}])]))  # fmt: skip
+    mixed = feed.patch(now=10.4)
+    assert [todo["content"] for todo in mixed.values["todos"]] == ["Sum up"]
+    assert not any(k.startswith("subagent") for k in mixed.values)
+    # The call's end takes its cards away at once (its row in `tools` carries them then).
+    feed.add(events(ending()[2:5]))
+    ended = feed.patch(now=10.41)
+    assert ended.values["subagents"] == [] and ended.values["tools"][0]["children"]
+
+
+async def test_held_card_parts_go_when_due_without_another_event() -> None:
+    bus = LocalRunBus()
+    bus.open("r1")
+    feed = LiveFeed("r1", 7)
+    patches = paced_patches(feed, bus.subscribe("r1"), 0.01, 16_000)
+    for event in events(delegation()):
+        bus.publish("r1", event)
+    first = await anext(patches)
+    assert len(first.values["subagents"]) == 2
+    bus.publish("r1", events(ending()[1:2])[0])  # sa-1's call ends
+    nothing_yet = await anext(patches)
+    assert "subagent_tools" not in nothing_yet.values
+    due = await asyncio.wait_for(anext(patches), timeout=CARDS_EVERY_S + 2)
+    assert due.values["subagent_tools"][1]["tools"][0]["name"] == "get_time"
+    bus.close("r1")
+    assert [p async for p in patches] == []
