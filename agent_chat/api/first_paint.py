@@ -37,6 +37,7 @@ BUDGET_S = 0.25
 _DROPPED_REQUEST_HEADERS = {b"accept-encoding", b"if-none-match", b"if-modified-since", b"range"}
 _DROPPED_RESPONSE_HEADERS = ("content-length", "etag", "last-modified", "content-encoding")
 _END = b"</body>"
+_PATHSEND = "http.response.pathsend"
 
 
 def first_paint_with(get_backend: Callable[[], Backend]) -> Callable[[ASGIApp], ASGIApp]:
@@ -57,9 +58,14 @@ class FirstPaintLayer:
             return
         read = asyncio.ensure_future(self._painted(int(user.user_id), found.group(1)))
         headers = [(k, v) for k, v in scope["headers"] if k not in _DROPPED_REQUEST_HEADERS]
+        # A server with `http.response.pathsend` (granian) would get the file's path instead
+        # of its bytes: asked without it, the static server sends the body.
+        extensions = {k: v for k, v in (scope.get("extensions") or {}).items() if k != _PATHSEND}
         page = _Buffered(send)
         try:
-            await self.app({**scope, "headers": headers}, receive, page.send)
+            await self.app(
+                {**scope, "headers": headers, "extensions": extensions}, receive, page.send
+            )
         finally:
             if page.start is None or not page.complete:
                 read.cancel()
@@ -113,6 +119,11 @@ class _Buffered:
             if not message.get("more_body", False):
                 self.complete = True
             return
+        # Anything else (a zero-copy file send): what was held goes on unchanged.
+        self._passing = True
+        if self.start is not None:
+            await self._send(self.start)
+            self.start = None
         await self._send(message)
 
     async def finish(self, painted: str | None) -> None:

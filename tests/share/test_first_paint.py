@@ -1,0 +1,167 @@
+"""The first HTML of `/chat/<uuid>` (api/first_paint.py) in front of a stand-in for the
+static SPA page: the owner's newest messages go in before `</body>`, escaped, never cached,
+the page asked uncompressed and without validators; anyone else, another path, another
+kind of answer and a read over the budget get the page as it is. SQLite and PostgreSQL (the
+`engine` fixture); the browser's side is tests/e2e/test_41_first_paint.py."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import Engine
+
+from agent_chat.api import first_paint as layer_module
+from agent_chat.api.first_paint import FirstPaintLayer
+from agent_chat.auth import SCOPE_USER_KEY
+from agent_chat.db.engine import open_session
+from agent_chat.db.messages import append_message
+from agent_chat.db.sessions import create_session
+from agent_chat.runs.storage import Storage
+
+PAGE = (
+    b"<!DOCTYPE html><html><head></head><body><div id='root'></div><script>x</script></body></html>"
+)
+
+
+class StaticPage:
+    """The static page as Reflex serves it: gzip when asked, validators, 304 when they match;
+    records the headers each request came with."""
+
+    def __init__(self, *, content_type: str = "text/html; charset=utf-8") -> None:
+        self.seen: list[dict[str, str]] = []
+        self.content_type = content_type
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        self.seen.append(headers)
+        if "http.response.pathsend" in (scope.get("extensions") or {}):
+            # Starlette's FileResponse under granian: the path, not the bytes.
+            start = [(b"content-type", self.content_type.encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": start})
+            await send({"type": "http.response.pathsend", "path": "/srv/index.html"})
+            return
+        if "if-none-match" in headers:
+            await send({"type": "http.response.start", "status": 304, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        out = [(b"content-type", self.content_type.encode()), (b"etag", b'"v1"')]
+        out.append((b"last-modified", b"Sat, 05 Dec 2026 20:00:00 GMT"))
+        body = PAGE
+        if "gzip" in headers.get("accept-encoding", ""):
+            out.append((b"content-encoding", b"gzip"))
+            body = gzip.compress(PAGE)
+        out.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": out})
+        half = len(body) // 2
+        await send({"type": "http.response.body", "body": body[:half], "more_body": True})
+        await send({"type": "http.response.body", "body": body[half:]})
+
+
+def _conversation(engine: Engine, user_id: int, *, running: bool = False) -> str:
+    with open_session(engine) as session:
+        chat = create_session(user_id=user_id, session=session, title="Goats <i>and</i> ibex")
+        asked = append_message(
+            session=session, chat_session_id=chat.id, parent_id=None, role="USER",
+            content="where do ibex <script>alert(1)</script> graze?", status="SENT",
+        )  # fmt: skip
+        append_message(
+            session=session, chat_session_id=chat.id, parent_id=asked.id, role="ASSISTANT",
+            content="On **steep** meadows.", status="RUNNING" if running else "SUCCESS",
+        )  # fmt: skip
+        return chat.session_uuid
+
+
+def _client(
+    engine: Engine, page: Any, user_id: int | None, *, pathsend: bool = False
+) -> httpx.AsyncClient:
+    storage = Storage(engine)
+    app = FirstPaintLayer(page, lambda: SimpleNamespace(storage=storage))
+
+    async def signed_in(scope: Any, receive: Any, send: Any) -> None:
+        if pathsend:  # as granian serves: with the zero-copy file send
+            scope = {**scope, "extensions": {"http.response.pathsend": {}}}
+        if user_id is not None:
+            scope = {**scope, SCOPE_USER_KEY: SimpleNamespace(user_id=user_id)}
+        await app(scope, receive, send)
+
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=signed_in), base_url="http://t")
+
+
+BROWSER = {"accept-encoding": "gzip, br", "if-none-match": '"v1"'}
+
+
+async def test_the_owner_gets_the_newest_messages_in_the_page(engine: Engine, user: int) -> None:
+    uuid = _conversation(engine, user)
+    page = StaticPage()
+    async with _client(engine, page, user, pathsend=True) as client:
+        got = await client.get(f"/chat/{uuid}", headers=BROWSER)
+    assert got.status_code == 200
+    text = got.text
+    assert text.startswith(PAGE.decode()[: PAGE.index(b"</body>")])
+    assert text.endswith("</body></html>")
+    assert "data-testid='first-paint'" in text
+    assert "where do ibex &lt;script&gt;alert(1)&lt;/script&gt; graze?" in text
+    assert "<script>alert(1)" not in text
+    assert "<strong>steep</strong>" in text and "Goats &lt;i&gt;and&lt;/i&gt; ibex" in text
+    assert "Still being written" not in text
+    assert got.headers["cache-control"] == "private, no-store"
+    assert "etag" not in got.headers and "last-modified" not in got.headers
+    assert "content-encoding" not in got.headers
+    assert int(got.headers["content-length"]) == len(got.content)
+    # The page was asked as a first visit, uncompressed.
+    assert "accept-encoding" not in page.seen[0] and "if-none-match" not in page.seen[0]
+
+
+async def test_a_running_answer_says_so(engine: Engine, user: int) -> None:
+    uuid = _conversation(engine, user, running=True)
+    async with _client(engine, StaticPage(), user) as client:
+        got = await client.get(f"/chat/{uuid}")
+    assert "Still being written" in got.text
+
+
+async def test_nobody_else_gets_any_of_it(engine: Engine, user: int, other_user: int) -> None:
+    uuid = _conversation(engine, user)
+    for who in (other_user, None):
+        async with _client(engine, StaticPage(), who) as client:
+            got = await client.get(f"/chat/{uuid}")
+        assert got.content == PAGE, who
+        assert "ibex" not in got.text and "first-paint" not in got.text
+    async with _client(engine, StaticPage(), user) as client:
+        for path in ("/chat/00000000-0000-4000-8000-000000000000", "/chat/not a uuid", "/chat"):
+            got = await client.get(path)
+            assert got.content == PAGE, path
+
+
+async def test_other_paths_and_answers_pass_through(engine: Engine, user: int) -> None:
+    uuid = _conversation(engine, user)
+    page = StaticPage()
+    async with _client(engine, page, user) as client:
+        other = await client.get("/settings/models", headers=BROWSER)
+        assert other.status_code == 304 and page.seen[-1]["accept-encoding"] == "gzip, br"
+        posted = await client.post(f"/chat/{uuid}")
+        assert "first-paint" not in posted.text
+    script = StaticPage(content_type="text/javascript")
+    async with _client(engine, script, user) as client:
+        got = await client.get(f"/chat/{uuid}")
+    assert got.content == PAGE and got.headers["etag"] == '"v1"'
+
+
+async def test_a_slow_read_sends_the_page_without_it(
+    engine: Engine, user: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uuid = _conversation(engine, user)
+
+    async def slow(*args: Any, **kwargs: Any) -> None:
+        await asyncio.sleep(5)
+
+    monkeypatch.setattr(layer_module, "first_paint", slow)
+    monkeypatch.setattr(layer_module, "BUDGET_S", 0.05)
+    async with _client(engine, StaticPage(), user) as client:
+        got = await client.get(f"/chat/{uuid}")
+    assert got.content == PAGE
+    assert got.headers["cache-control"] == "private, no-store"
