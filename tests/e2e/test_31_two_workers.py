@@ -115,6 +115,59 @@ def _seqs(stack: Stack, message_id: int) -> list[int]:
     return seqs
 
 
+class _TabLog:
+    """What a tab's websocket and console carried, for a failure message: a live answer that
+    stays empty tells whether its text chunks (`acs(stream, offset, text)` scripts) reached
+    the page, from offset 0, on which socket, and whether the socket reconnected or the tab
+    got a new token."""
+
+    CHUNK = re.compile(r'acs\(\\?"([a-z]\d+(?:-\d+)?)\\?",(\d+),')
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.t0 = time.monotonic()
+        self.lines: list[str] = []
+        page.on("websocket", self._socket)
+        page.on("console", lambda msg: self._add(f"console {msg.type}: {msg.text[:200]}"))
+
+    def _add(self, line: str) -> None:
+        self.lines.append(f"{time.monotonic() - self.t0:6.2f} s {line}")
+
+    def _socket(self, ws) -> None:
+        self._add(f"socket open {ws.url.split('?')[0]}")
+        ws.on("close", lambda _ws: self._add("socket closed"))
+        ws.on("framereceived", self._frame)
+
+    def _frame(self, payload) -> None:
+        text = str(payload)
+        chunks = self.CHUNK.findall(text)
+        if chunks:
+            self._add("chunks " + ", ".join(f"{sid}@{offset}" for sid, offset in chunks[:4]))
+        elif "new_token" in text:
+            self._add("new token")
+        elif "run_id_rx_state_" in text:  # LiveState's vars: the follower's values
+            found = re.search(r'"message_id_rx_state_":(\d+)', text)
+            self._add(f"live vars (message_id {found.group(1) if found else '?'})")
+
+    def report(self, stream_id: str) -> str:
+        page = self.page.evaluate(
+            """id => ({
+                acs: typeof window.acs,
+                held: window.agentChatStream ? agentChatStream.text(id) : null,
+                token: sessionStorage.getItem("token"),
+            })""",
+            stream_id,
+        )
+        lines = self.lines if len(self.lines) <= 60 else [*self.lines[:40], "…", *self.lines[-20:]]
+        return "\n".join(
+            [
+                f"the page: window.acs is {page['acs']}, token {page['token']}",
+                f"the page's store holds for {stream_id}: {page['held']!r:.200}",
+                *lines,
+            ]
+        )
+
+
 def _consumer_pid(workers: TwoWorkers, run_id: str) -> int | None:
     """The pid of the worker holding the run's lease (runs/leases.py: host:pid:id)."""
     with Redis.from_url(workers.redis_url, decode_responses=True) as client:
@@ -190,10 +243,17 @@ def test_kill_9_of_the_consuming_worker_the_other_finishes_the_run(
     new_chat(on_a, workers.a)
     send(on_a, "long 300 delay=0.03")  # 9 s of tokens
     chat = session_uuid_of(on_a)
+    tab_log = _TabLog(on_b)
     _open(on_b, workers.b, chat)
     message_id, run_id, _ = _run_row(workers.a, chat)
     answer_b = on_b.get_by_test_id("message-assistant").last
-    expect(answer_b.get_by_test_id("message-content")).to_contain_text("word40")
+    try:
+        expect(answer_b.get_by_test_id("message-content")).to_contain_text("word40")
+    except AssertionError as exc:
+        status = answer_b.get_attribute("data-status")
+        raise AssertionError(
+            f"{exc}\nthe answer's status: {status}\n{tab_log.report(f'a{message_id}-0')}"
+        ) from None
     assert workers.a.app is not None and _consumer_pid(workers, run_id) == workers.a.app.pid
     workers.kill(workers.a)
     killed = time.monotonic()
