@@ -26,12 +26,18 @@ logger = logging.getLogger(__name__)
 LIMIT_REASONS = ("max_iterations_reached", "budget_exhausted")
 
 
-def _usage(result: dict[str, Any]) -> dict[str, int]:
-    return {
-        "input_tokens": int(result.get("input_tokens") or 0),
-        "output_tokens": int(result.get("output_tokens") or 0),
-        "total_tokens": int(result.get("total_tokens") or 0),
-    }
+USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def _counters(agent: Any) -> dict[str, int]:
+    """hermes' token counters of `agent` so far: they count over the agent's whole life, and a
+    conversation's agent serves run after run (bridge/pool.py)."""
+    return {key: int(getattr(agent, f"session_{key}", 0) or 0) for key in USAGE_KEYS}
+
+
+def _usage(result: dict[str, Any], before: dict[str, int]) -> dict[str, int]:
+    """This run's tokens: the result's counters less what they were before the run."""
+    return {key: max(int(result.get(key) or 0) - before.get(key, 0), 0) for key in USAGE_KEYS}
 
 
 def execute(run: Run, pool: AgentPool) -> None:
@@ -84,10 +90,11 @@ def execute(run: Run, pool: AgentPool) -> None:
         ):
             foreground_delegation()
             message = request.agent_message()
+            before = _counters(agent)
             result = agent.run_conversation(
                 message, conversation_history=history, task_id=run.session_id
             )
-        _finish_from_result(run, result, note=_pictures_dropped(agent, message))
+        _finish_from_result(run, result, before, note=_pictures_dropped(agent, message))
     except Exception as exc:
         logger.exception("run %s crashed", run.run_id)
         if run.stop_requested:
@@ -120,9 +127,11 @@ def _pictures_dropped(agent: Any, message: Any) -> str | None:
     return PICTURES_DROPPED if sent and getattr(agent, "_vision_supported", True) is False else None
 
 
-def _finish_from_result(run: Run, result: dict[str, Any], note: str | None = None) -> None:
+def _finish_from_result(
+    run: Run, result: dict[str, Any], before: dict[str, int], note: str | None = None
+) -> None:
     final_text = str(result.get("final_response") or "")
-    usage = _usage(result)
+    usage = _usage(result, before)
     if run.stop_requested or result.get("interrupted"):
         # What was streamed is the answer; hermes' final text of an interrupted turn is its
         # own notice ("Operation interrupted: retrying API call ...").

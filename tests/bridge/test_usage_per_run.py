@@ -1,0 +1,25 @@
+"""An answer's usage is its own run's: the bridge keeps a conversation's agent between runs
+(bridge/pool.py), and hermes' counters run over the agent's whole life."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.fakes.model_server import RunningFakeModel
+from tests.support.bridge import RunningBridge
+from tests.support.sse import read_events, run_body, start_run
+
+
+async def test_each_run_reports_only_its_own_tokens(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    model = bridge.model(fake_model)
+    usages = []
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        for text in ("hello", "hello", "hello"):
+            run_id = await start_run(client, run_body(model, text, "usage-s"))
+            stream = await read_events(client, run_id)
+            usages.append(stream.events[-1].data["usage"])
+    # The same question in a fresh context each time (no history sent): the same tokens.
+    assert usages[0] == usages[1] == usages[2], usages
+    assert usages[0]["output_tokens"] > 0 and usages[0]["input_tokens"] > 0
