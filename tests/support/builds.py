@@ -67,10 +67,14 @@ def install_frontend(web_dir: Path, port: int, env: Mapping[str, str]) -> None:
         if old not in text:
             raise RuntimeError(f"{asset} does not hold {old}: has Reflex changed its bundle?")
         asset.write_text(text.replace(old, new), encoding="utf-8")
-        # The static files are served precompressed when a .gz is there: rewrite it too.
+        # The static files are served precompressed when a sidecar is there: rewrite the
+        # .gz; drop the brotli and zstd ones (no compressor for them in Python here), so
+        # this tiny asset goes out gzip and never with the placeholder port.
         zipped = asset.with_name(asset.name + ".gz")
         if zipped.exists():
             zipped.write_bytes(gzip.compress(asset.read_bytes(), mtime=0))
+        for suffix in (".br", ".zst"):
+            asset.with_name(asset.name + suffix).unlink(missing_ok=True)
 
 
 def _shared_build(env: Mapping[str, str]) -> Path:
