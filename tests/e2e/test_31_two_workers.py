@@ -25,7 +25,7 @@ from redis import Redis
 from agent_chat.db.engine import make_engine
 from tests.support.bridge import bridge_process
 from tests.support.browser import fresh_page, new_chat, send, session_uuid_of, shot
-from tests.support.stack import Stack, ensure_fake_model
+from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
 from tests.support.workers import TwoWorkers, two_workers
 
 pytestmark = pytest.mark.e2e
@@ -250,6 +250,9 @@ def test_kill_9_of_the_consuming_worker_the_other_finishes_the_run(
     try:
         expect(answer_b.get_by_test_id("message-content")).to_contain_text("word40")
     except AssertionError as exc:
+        # The fixture's failure screenshot is A's (both tabs write one name, A's last).
+        ARTIFACTS.mkdir(exist_ok=True)
+        on_b.screenshot(path=str(ARTIFACTS / "two-workers-kill-tab-b-failure.png"))
         status = answer_b.get_attribute("data-status")
         raise AssertionError(
             f"{exc}\nthe answer's status: {status}\n{tab_log.report(f'a{message_id}-0')}"
