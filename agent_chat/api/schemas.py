@@ -175,6 +175,10 @@ class MessageOut(Out):
     input_tokens: int | None
     output_tokens: int | None
     total_tokens: int | None
+    context_tokens: int | None = Field(
+        description="An answer's last model call's prompt tokens: how full the context "
+        "window was (input_tokens adds up every call of the run)."
+    )
     version: int = Field(description="Its 1-based place among its versions (siblings).")
     version_count: int
     attachments: list[AttachmentOut] = Field(

@@ -70,6 +70,7 @@ def message_out(
         input_tokens=message.input_tokens,
         output_tokens=message.output_tokens,
         total_tokens=message.total_tokens,
+        context_tokens=message.context_tokens,
         version=version[0],
         version_count=version[1],
         attachments=[attachment_out(f) for f in files or []],

@@ -36,8 +36,12 @@ def _counters(agent: Any) -> dict[str, int]:
 
 
 def _usage(result: dict[str, Any], before: dict[str, int]) -> dict[str, int]:
-    """This run's tokens: the result's counters less what they were before the run."""
-    return {key: max(int(result.get(key) or 0) - before.get(key, 0), 0) for key in USAGE_KEYS}
+    """This run's tokens: the result's counters less what they were before the run, and
+    `context_tokens`, its last model call's prompt (how full the window is; the counters add
+    up every call of the run). hermes parks it at -1 right after a compression: unknown."""
+    usage = {key: max(int(result.get(key) or 0) - before.get(key, 0), 0) for key in USAGE_KEYS}
+    context = int(result.get("last_prompt_tokens") or 0)
+    return {**usage, "context_tokens": context} if context > 0 else usage
 
 
 def execute(run: Run, pool: AgentPool) -> None:

@@ -31,6 +31,7 @@ class BranchEntry(NamedTuple):
     model_id: int | None
     input_tokens: int | None
     output_tokens: int | None
+    context_tokens: int | None
 
 
 OUTLINE = tuple(getattr(ChatMessage, name) for name in BranchEntry._fields)

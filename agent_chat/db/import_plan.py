@@ -69,6 +69,7 @@ class MessagePlan:
     input_tokens: int | None
     output_tokens: int | None
     total_tokens: int | None
+    context_tokens: int | None  # an export older than the column: None
     created_at: datetime | None
     completed_at: datetime | None
     logs: list[LogPlan] = field(default_factory=list)

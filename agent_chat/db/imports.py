@@ -148,6 +148,7 @@ def import_conversation(
             "input_tokens": m.input_tokens,
             "output_tokens": m.output_tokens,
             "total_tokens": m.total_tokens,
+            "context_tokens": m.context_tokens,
             "created_at": m.created_at or now,
             "completed_at": m.completed_at,
         }

@@ -142,6 +142,7 @@ def finish_message(
     input_tokens: int | None = None,
     output_tokens: int | None = None,
     total_tokens: int | None = None,
+    context_tokens: int | None = None,
 ) -> ChatMessage:
     """Record the end of a run on its assistant message."""
     message = _require(session, message_id)
@@ -151,6 +152,7 @@ def finish_message(
     message.input_tokens = input_tokens
     message.output_tokens = output_tokens
     message.total_tokens = total_tokens
+    message.context_tokens = context_tokens
     message.completed_at = utcnow()
     session.add(message)
     session.flush()

@@ -187,6 +187,7 @@ class ChatMessage(SQLModel, table=True):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    context_tokens: int | None = None  # its last model call's prompt: how full the window was
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime)
     completed_at: datetime | None = Field(default=None, sa_type=DateTime)
 
@@ -212,9 +213,8 @@ class ChatMessageLog(SQLModel, table=True):
 
 
 class RunPause(SQLModel, table=True):
-    """A question the agent asked back (AskFor/clarify), or a dangerous step waiting for
-    consent (kind "approval": `question` is the command, `detail` why it is dangerous), and
-    the answer."""
+    """A question the agent asked back (AskFor/clarify), or a dangerous step waiting for consent
+    (kind "approval": `question` the command, `detail` why it is dangerous), and the answer."""
 
     __tablename__ = "run_pause"
     __table_args__ = (

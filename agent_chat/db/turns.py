@@ -234,6 +234,7 @@ def finalise_run(*, session: Session, message_id: int, run_id: str, outcome: Out
         input_tokens=usage.get("input_tokens"),
         output_tokens=usage.get("output_tokens"),
         total_tokens=usage.get("total_tokens"),
+        context_tokens=usage.get("context_tokens"),
     )
     if outcome.summary:
         messages.add_summary(session=session, after_message_id=message_id, summary=outcome.summary)

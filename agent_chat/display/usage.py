@@ -50,8 +50,9 @@ class Meter:
 def conversation_meter(
     branch: Iterable[ChatMessage], models: dict[int, ModelConfig], current: ModelConfig | None
 ) -> Meter:
-    """The conversation's total use, and how full the window was at its latest answer (the
-    latest run's input tokens: what it sent, history included)."""
+    """The conversation's total use, and how full the window was at its latest answer (its
+    last model call's prompt, history included; for an answer stored without it, its input
+    tokens, which add up all its calls)."""
     answers = [m for m in branch if m.role == "ASSISTANT" and (m.input_tokens or m.output_tokens)]
     if not answers:
         return Meter("", -1)
@@ -61,7 +62,7 @@ def conversation_meter(
         for m in answers
     ]
     spent = sum(p for p in prices if p is not None)
-    used = answers[-1].input_tokens or 0
+    used = answers[-1].context_tokens or answers[-1].input_tokens or 0
     window = current.context_length if current is not None else None
     parts = []
     if window:

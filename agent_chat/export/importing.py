@@ -244,6 +244,7 @@ def _message(obj: Any, index: int, notes: set[str]) -> MessagePlan:
         input_tokens=f.integer("input_tokens", optional=True),
         output_tokens=f.integer("output_tokens", optional=True),
         total_tokens=f.integer("total_tokens", optional=True),
+        context_tokens=f.integer("context_tokens", optional=True),
         created_at=f.time("created_at"),
         completed_at=f.time("completed_at"),
         logs=logs,

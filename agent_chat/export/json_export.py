@@ -77,6 +77,7 @@ def _message_json(
         "input_tokens": message.input_tokens,
         "output_tokens": message.output_tokens,
         "total_tokens": message.total_tokens,
+        "context_tokens": message.context_tokens,
         "created_at": _iso(message.created_at),
         "completed_at": _iso(message.completed_at),
         "logs": [

@@ -286,7 +286,9 @@ def _cut_short(state: str) -> dict[str, Any]:
 
 
 def _add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    return {key: int(a.get(key) or 0) + int(b.get(key) or 0) for key in sorted(a.keys() | b.keys())}
+    """Counts add up; `context_tokens` (how full the answer's own window was) stays `a`'s."""
+    added = {k: int(a.get(k) or 0) + int(b.get(k) or 0) for k in b.keys() - {"context_tokens"}}
+    return dict(sorted({**a, **added}.items()))
 
 
 # ---- child agents (delegate_task) -----------------------------------------------------------

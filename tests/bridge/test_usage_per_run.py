@@ -23,3 +23,19 @@ async def test_each_run_reports_only_its_own_tokens(
     # The same question in a fresh context each time (no history sent): the same tokens.
     assert usages[0] == usages[1] == usages[2], usages
     assert usages[0]["output_tokens"] > 0 and usages[0]["input_tokens"] > 0
+
+
+async def test_a_run_with_tool_calls_reports_its_last_prompt_as_the_context(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    """input_tokens adds up the run's model calls; context_tokens is the last one's prompt."""
+    model = bridge.model(fake_model)
+    body = run_body(model, 'CALL todo {"todos": [{"id": "1", "content": "a", "status": "pending"}]}',
+                    "usage-tools")  # fmt: skip
+    async with httpx.AsyncClient(base_url=bridge.base_url, timeout=60) as client:
+        run_id = await start_run(client, body)
+        stream = await read_events(client, run_id)
+    assert stream.events[-1].type == "run_completed", stream.events[-1]
+    assert stream.of("tool_start"), "the model called no tool"
+    usage = stream.events[-1].data["usage"]
+    assert 0 < usage["context_tokens"] < usage["input_tokens"], usage

@@ -55,6 +55,7 @@ async def test_send_completes_with_the_answer_usage_title_and_every_event_logged
     assert answer.content == f"Echo: {text}"
     assert answer.error is None
     assert answer.input_tokens and answer.output_tokens and answer.total_tokens
+    assert answer.context_tokens == answer.input_tokens  # one model call: its prompt
     assert answer.run_id == started.run_id
     assert answer.completed_at is not None
     question = message(storage, started.user_message_id)

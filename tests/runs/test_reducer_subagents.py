@@ -226,17 +226,23 @@ def test_the_answers_usage_counts_every_child() -> None:
             subagent="sa-1",
             parent_call_id="d1",
             state="succeeded",
-            usage=USAGE_B,
+            usage={**USAGE_B, "context_tokens": 150},  # its own window
         ),
         ev(6, "tool_end", call_id="d1", tool="delegate_task", result="{}", duration_ms=9),
         ev(
             7,
             "run_completed",
             final_text="Done.",
-            usage={"input_tokens": 5, "output_tokens": 1, "total_tokens": 6},
+            usage={"input_tokens": 5, "output_tokens": 1, "total_tokens": 6, "context_tokens": 4},
         ),
     )
-    assert view.usage == {"input_tokens": 305, "output_tokens": 31, "total_tokens": 336}
+    # The counts add up; how full the answer's window was stays the answer's own.
+    assert view.usage == {
+        "context_tokens": 4,
+        "input_tokens": 305,
+        "output_tokens": 31,
+        "total_tokens": 336,
+    }
     assert view.subagent("sa-0").usage == USAGE_A  # each child keeps its own
 
 

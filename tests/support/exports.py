@@ -92,7 +92,12 @@ def _rich_run(session: Session, message_id: int, run_id: str) -> None:
             "run_completed",
             {
                 "final_text": "Go in June and visit the Colosseum.",
-                "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30},
+                "usage": {
+                    "input_tokens": 10,
+                    "output_tokens": 20,
+                    "total_tokens": 30,
+                    "context_tokens": 7,
+                },
             },
         ),
     ]
@@ -121,6 +126,7 @@ def _rich_run(session: Session, message_id: int, run_id: str) -> None:
         input_tokens=10,
         output_tokens=20,
         total_tokens=30,
+        context_tokens=7,
     )
 
 

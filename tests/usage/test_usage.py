@@ -6,8 +6,11 @@ from agent_chat.db.models import ChatMessage, ModelConfig
 from agent_chat.display.usage import answer_usage, conversation_meter, cost, tokens
 
 
-def answer(input_tokens: int, output_tokens: int, model_id: int = 1) -> ChatMessage:
+def answer(
+    input_tokens: int, output_tokens: int, model_id: int = 1, context: int | None = None
+) -> ChatMessage:
     return ChatMessage(
+        context_tokens=context,
         session_id=1,
         role="ASSISTANT",
         status="SUCCESS",
@@ -48,3 +51,12 @@ def test_the_meter_shows_the_latest_context_fill_and_the_conversations_totals() 
     unknown = conversation_meter(branch, {}, FREE)
     assert unknown.percent == -1 and unknown.text == "Context 5.0K · 6.4K tokens"
     assert conversation_meter([], {}, None).text == ""
+
+
+def test_the_meter_reads_the_last_model_calls_prompt_not_the_runs_sum() -> None:
+    """A run that called tools asked the model several times: its input tokens add up every
+    call's prompt, its context tokens are the last prompt (the window's fill)."""
+    branch = [answer(1_000, 100), answer(9_000, 300, context=3_500)]
+    meter = conversation_meter(branch, {1: PRICED}, PRICED)
+    assert meter.percent == 35
+    assert meter.text.startswith("Context 3.5K of 10.0K (35%) · 10.4K tokens")
