@@ -5,8 +5,7 @@ into the scope.
 
 The page itself is the app's static SPA page; this layer asks it uncompressed and without
 its validators (the answer now differs per person and per moment: `no-store`), and puts
-share_page/first_paint.py's layer before `</body>`, and holds the app's bootstrap script
-back until the layer's first frame is painted. Only a signed-in person's GET of their
+share_page/first_paint.py's layer before `</body>`. Only a signed-in person's GET of their
 own conversation gets it (`services/first_paint.py`, owner-checked); everything else, and a
 conversation whose read takes longer than `BUDGET_S`, gets the page as it is.
 """
@@ -25,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_chat.auth import SCOPE_USER_KEY
 from agent_chat.services.backend import Backend
 from agent_chat.services.first_paint import first_paint
-from agent_chat.share_page.first_paint import DEFERRED_TYPE, first_paint_html
+from agent_chat.share_page.first_paint import first_paint_html
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +38,6 @@ _DROPPED_REQUEST_HEADERS = {b"accept-encoding", b"if-none-match", b"if-modified-
 _DROPPED_RESPONSE_HEADERS = ("content-length", "etag", "last-modified", "content-encoding")
 _END = b"</body>"
 _PATHSEND = "http.response.pathsend"
-# React Router's bootstrap, held back until the picture is painted (share_page/first_paint.py).
-_BOOTSTRAP = b'<script type="module" async="">'
-_HELD = f'<script type="{DEFERRED_TYPE}" async="">'.encode()
 
 
 def first_paint_with(get_backend: Callable[[], Backend]) -> Callable[[ASGIApp], ASGIApp]:
@@ -136,8 +132,6 @@ class _Buffered:
         at = body.rfind(_END)
         if painted and at >= 0:
             body = body[:at] + painted.encode("utf-8") + body[at:]
-            if body.count(_BOOTSTRAP) == 1:  # the layer starts it after its first frame
-                body = body.replace(_BOOTSTRAP, _HELD)
         headers = MutableHeaders(scope=self.start)
         for name in _DROPPED_RESPONSE_HEADERS:
             with contextlib.suppress(KeyError):

@@ -100,29 +100,6 @@ _SCRIPT = """
 """
 
 
-# The app's bootstrap (React Router's one inline module script) is held back with this type
-# (api/first_paint.py changes it) and started right after the frame that shows the picture:
-# run first, the bundle's module evaluation (~150 ms) came before that frame. After 150 ms
-# it starts anyway (a background tab gets no animation frames).
-DEFERRED_TYPE = "text/x-after-first-paint"
-_BOOT = """
-(function () {
-  var held = document.querySelector('script[type="HELD"]');
-  if (!held) return;
-  var started = false;
-  function boot() {
-    if (started) return; started = true;
-    var script = document.createElement('script');
-    script.type = 'module';
-    script.textContent = held.textContent;
-    document.head.appendChild(script);
-  }
-  requestAnimationFrame(function () { setTimeout(boot, 0); });
-  setTimeout(boot, 150);
-})();
-""".replace("HELD", DEFERRED_TYPE)
-
-
 def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
@@ -155,5 +132,5 @@ def first_paint_html(paint: FirstPaint) -> str:
         f"<div class='fp-head'>{_e(paint.title or 'Conversation')}</div>"
         f"<div class='fp-scroll'><div class='fp-col'>{body}</div></div>"
         "<div class='fp-composer'><div class='fp-box'></div></div></div></div>"
-        f"<script>{_SCRIPT}{_BOOT}</script>"
+        f"<script>{_SCRIPT}</script>"
     )

@@ -15,7 +15,6 @@ from agent_chat import routes
 from agent_chat.auth import COOKIE_NAME
 from agent_chat.db import users
 from agent_chat.db.engine import make_engine, open_session
-from agent_chat.share_page.first_paint import DEFERRED_TYPE
 from tests.support.accounts import session_cookie
 from tests.support.browser import PHONE, fresh_page, new_chat, send, session_uuid_of
 from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
@@ -66,8 +65,6 @@ def test_the_first_html_holds_the_owners_last_messages_and_nobody_elses(
     assert "etag" not in mine.headers and "last-modified" not in mine.headers
     # The app's own page around it, whole.
     assert mine.text.rstrip().endswith("</html>") and "entry.client" in mine.text
-    # React Router's bootstrap is there, held until the picture is painted.
-    assert f'<script type="{DEFERRED_TYPE}" async="">' in mine.text
 
     theirs = _first_html(stack, conversation, cookies={COOKIE_NAME: carol_cookie})
     assert theirs.status_code in (200, 304)
