@@ -72,6 +72,7 @@ class ChatState(SidebarState):
     # Finished answers whose text this page already holds from streaming: message id ->
     # stream id. Their rows carry no text, so the answer is not sent a second time.
     _streamed: dict[int, str] = {}
+    _page_load: int = 0  # counts page loads: a follower from before one adds nothing to `_streamed`
     # A new conversation (/chat) has no row until its first message; the ids that message
     # will create it with are chosen when the page opens, so its agent can be built meanwhile.
     _draft_uuid: str = ""
@@ -126,6 +127,7 @@ class ChatState(SidebarState):
             self.shown_limit, self.editing_id = PAGE_SIZE, 0
         self.current_uuid = session_uuid  # first: the sidebar treats it as seen
         self._streamed = {}  # the page may have lost its streams: send texts whole
+        self._page_load += 1
         await self._load_common()
         if not session_uuid:
             self._open_draft()

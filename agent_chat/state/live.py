@@ -296,7 +296,7 @@ class LiveState(ChatState):
                 return
             if (me := await self.user_id_or_none()) is None:
                 return
-            token = self.router.session.client_token
+            token, page_load = self.router.session.client_token, self._page_load
             live = await runs.running_in(self.current_uuid, user_id=me)
             if live is None:  # it ended before it could be followed: show what is stored
                 self._clear_live()
@@ -326,7 +326,9 @@ class LiveState(ChatState):
             async with self:
                 if self._follower != follower or self.current_uuid != session_uuid:
                     return
-                if feed.page_has_answer(feed.view.answer):
+                # A page load since this follower began (the old one ends before `start`
+                # replaces it) may have lost the streamed text: the answer is sent whole.
+                if page_load == self._page_load and feed.page_has_answer(feed.view.answer):
                     self._streamed = {**self._streamed, feed.message_id: feed.answer_stream}
                 self._clear_live()
                 await self.reload_messages()
