@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent_chat.bridge import mcp
+from agent_chat.bridge import image_cache, mcp
 from agent_chat.bridge.agent_factory import build_agent
 from agent_chat.bridge.approvals import always_allowed, revoke_always
 from agent_chat.bridge.homes import claim_shared, home_path, user_home
@@ -117,6 +117,9 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         finally:
             warm.set()
 
+    # hermes' picture cache in every home, pruned at start (once warm) and hourly.
+    pruner = image_cache.Pruner(settings.hermes_home, warm)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if any(uses_workspace(p) for p in settings.tool_profiles):
@@ -124,13 +127,16 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
             say("Workspace commands: %s", settings.sandbox.status())
         if settings.warm_up:
             threading.Thread(target=warm_up_then_say_so, name="hermes-warm-up", daemon=True).start()
+        pruner.start()
         yield
+        pruner.stop()
         registry.stop_all()  # wake waiting questions so their threads can end
 
     app = FastAPI(title="Agent Chat bridge", version=BRIDGE_VERSION, lifespan=lifespan)
     app.state.settings = settings
     app.state.registry = registry
     app.state.pool = pool
+    app.state.pruner = pruner
 
     app.add_middleware(HostGuard, allowed=Allowed.from_lists(settings.allowed_hosts))
 
