@@ -3,7 +3,7 @@ app's HTML (api/first_paint.py), shown until the app has rendered the conversati
 
 It is a read-only picture of the page, laid out like it (sidebar, header, message column),
 outside React's tree: a fixed layer at the end of `<body>`, which React 19's hydration of
-the document skips. A small script removes it as soon as the app shows a message or "not
+the document skips. A question is its text as typed, an answer its Markdown, as in the app. A small script removes it as soon as the app shows a message or "not
 found", so it never stands for the live page for long. Text goes
 through the share page's safe Markdown (raw HTML off); an answer still being written says so.
 """
@@ -62,6 +62,14 @@ _CSS = """
   justify-content: center; }
 #first-paint .fp-user > :first-child, #first-paint .fp-answer > :first-child { margin-top: 0; }
 #first-paint .fp-user > :last-child, #first-paint .fp-answer > :last-child { margin-bottom: 0; }
+#first-paint .fp-answer p, #first-paint .fp-answer ul, #first-paint .fp-answer ol {
+  margin: 0 0 0.75em; }
+#first-paint .fp-answer ul { list-style: disc; padding-left: 1.5em; }
+#first-paint .fp-answer ol { list-style: decimal; padding-left: 1.5em; }
+#first-paint .fp-answer li { margin: 0.25em 0; }
+#first-paint .fp-answer code { background: var(--gray-3, #f0f0f3); padding: 0.1em 0.35em;
+  border-radius: 4px; font-size: 0.88em; }
+#first-paint .fp-user { white-space: pre-wrap; }
 #first-paint pre { background: var(--gray-3, #f0f0f3); padding: 10px 12px; border-radius: 8px;
   overflow-x: auto; white-space: pre-wrap; }
 #first-paint .fp-note, #first-paint .fp-marker { color: var(--gray-11, #60646c);
@@ -73,6 +81,8 @@ _CSS = """
 #first-paint .fp-box { height: 80px; border: 1px solid var(--gray-a7, #d0d1d8);
   border-radius: 12px; }
 @media (max-width: 767px) { #first-paint .fp-side { display: none; }
+  #first-paint .fp-answer { padding-left: 0; }
+  #first-paint .fp-answer::before { display: none; }
   #first-paint .fp-col { padding: 16px 14px 24px; }
   #first-paint .fp-composer { padding: 8px 12px 12px; } }
 """
@@ -109,9 +119,9 @@ def _message(message: PaintedMessage) -> str:
         return "<div class='fp-marker'>Context reset</div>"
     if message.kind == "summary":
         return "<div class='fp-marker'>Summary of earlier messages</div>"
+    if message.kind == "user":  # as the app shows it: the text as typed
+        return f"<div class='fp-user' data-testid='first-paint-user'>{_e(message.content)}</div>"
     text = markdown_html(message.content)
-    if message.kind == "user":
-        return f"<div class='fp-user' data-testid='first-paint-user'>{text}</div>"
     note = ""
     if message.status == "RUNNING":
         note = "<div class='fp-note'>Still being written…</div>"

@@ -82,12 +82,15 @@ def test_the_app_takes_over_from_the_first_paint(
     url = stack.url + routes.chat_url(conversation)
     with fresh_page(browser, request, stack) as fresh:
         # Without its websocket the app never gets its state: what the first HTML paints.
-        fresh.route("**/_event/**", lambda route: route.abort())
+        fresh.route_web_socket("**/_event/**", lambda ws: None)  # never answered
         fresh.goto(url)
         layer = fresh.get_by_test_id("first-paint")
         expect(layer).to_be_visible()
         expect(layer.get_by_test_id("first-paint-assistant")).to_contain_text("Echo: ibex")
         expect(layer.get_by_test_id("first-paint-user")).to_have_text(WORDS)
+        fresh.wait_for_timeout(500)  # the bundle has run by now: still only the picture
+        expect(layer).to_be_visible()
+        expect(fresh.get_by_test_id("message-assistant")).to_have_count(0)
         ARTIFACTS.mkdir(exist_ok=True)
         fresh.screenshot(path=str(ARTIFACTS / "first-paint.png"))
         fresh.set_viewport_size(PHONE)
