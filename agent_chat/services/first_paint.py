@@ -15,6 +15,9 @@ from agent_chat.share_page.first_paint import FirstPaint, PaintedMessage
 
 # Enough to fill a screen; the app shows the rest once it has taken over.
 FIRST_PAINT_MESSAGES = 4
+# A message's end, which is what the screen shows of a long one: its Markdown is rendered in
+# the request, on the event loop, so a 1 MB answer must not be.
+FIRST_PAINT_CHARS = 6000
 
 
 def _kind(role: str, status: str) -> str:
@@ -36,7 +39,12 @@ async def first_paint(
     if view is None or not view.messages:
         return None
     messages = [
-        PaintedMessage(kind=_kind(m.role, m.status), status=m.status, content=m.content or "")
+        PaintedMessage(
+            kind=_kind(m.role, m.status),
+            status=m.status,
+            content=(m.content or "")[-FIRST_PAINT_CHARS:],
+            cut=len(m.content or "") > FIRST_PAINT_CHARS,
+        )
         for m in view.messages
     ]
     return FirstPaint(title=view.chat.title or "", messages=messages, earlier=view.has_earlier)

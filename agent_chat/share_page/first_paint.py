@@ -23,6 +23,7 @@ class PaintedMessage:
     kind: str  # "user", "assistant", "reset", "summary"
     status: str  # the message's MessageStatus value
     content: str
+    cut: bool = False  # only the content's end is here
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,11 @@ def _message(message: PaintedMessage) -> str:
         return "<div class='fp-marker'>Context reset</div>"
     if message.kind == "summary":
         return "<div class='fp-marker'>Summary of earlier messages</div>"
+    more = "<div class='fp-note'>…</div>" if message.cut else ""
     if message.kind == "user":  # as the app shows it: the text as typed
-        return f"<div class='fp-user' data-testid='first-paint-user'>{_e(message.content)}</div>"
-    text = markdown_html(message.content)
+        shown = ("…" if message.cut else "") + message.content
+        return f"<div class='fp-user' data-testid='first-paint-user'>{_e(shown)}</div>"
+    text = more + markdown_html(message.content)
     note = ""
     if message.status == "RUNNING":
         note = "<div class='fp-note'>Still being written…</div>"

@@ -62,7 +62,9 @@ class StaticPage:
         await send({"type": "http.response.body", "body": body[half:]})
 
 
-def _conversation(engine: Engine, user_id: int, *, running: bool = False) -> str:
+def _conversation(
+    engine: Engine, user_id: int, *, running: bool = False, answer: str = "On **steep** meadows."
+) -> str:
     with open_session(engine) as session:
         chat = create_session(user_id=user_id, session=session, title="Goats <i>and</i> ibex")
         asked = append_message(
@@ -71,7 +73,7 @@ def _conversation(engine: Engine, user_id: int, *, running: bool = False) -> str
         )  # fmt: skip
         append_message(
             session=session, chat_session_id=chat.id, parent_id=asked.id, role="ASSISTANT",
-            content="On **steep** meadows.", status="RUNNING" if running else "SUCCESS",
+            content=answer, status="RUNNING" if running else "SUCCESS",
         )  # fmt: skip
         return chat.session_uuid
 
@@ -165,3 +167,12 @@ async def test_a_slow_read_sends_the_page_without_it(
         got = await client.get(f"/chat/{uuid}")
     assert got.content == PAGE
     assert got.headers["cache-control"] == "private, no-store"
+
+
+async def test_a_long_answer_shows_its_end_only(engine: Engine, user: int) -> None:
+    answer = "start-of-it " + "word " * 200_000 + "the-last-words"
+    uuid = _conversation(engine, user, answer=answer)
+    async with _client(engine, StaticPage(), user) as client:
+        got = await client.get(f"/chat/{uuid}")
+    assert "the-last-words" in got.text and "start-of-it" not in got.text
+    assert len(got.content) < 20_000
