@@ -64,8 +64,10 @@ async def test_todo_run_emits_step_status_text_tool_and_todo_events(
     assert completed.type == "run_completed"
     assert completed.data["final_text"] == "Plan made."
     usage = completed.data["usage"]
-    assert set(usage) == {"input_tokens", "output_tokens", "total_tokens"}
+    assert set(usage) == {"input_tokens", "output_tokens", "total_tokens", "context_tokens"}
     assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0
+    # Two model calls (the todo, then the answer): the window held the last one's prompt.
+    assert 0 < usage["context_tokens"] < usage["input_tokens"]
 
 
 async def test_think_run_streams_reasoning_then_answer(
