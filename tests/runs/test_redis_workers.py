@@ -157,14 +157,18 @@ async def test_exactly_one_worker_consumes_a_run(
     make_worker: MakeManager,
     user: int,
 ) -> None:
-    one = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
-    two = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)
+    # The workers share this process's event loop, where starting `three` blocks it for a
+    # moment: with the short LEASE_S a loaded machine let one's lease lapse meanwhile (a
+    # fresh-clone run saw three take the run over), which separate processes never share.
+    lease = 2 * LEASE_S
+    one = await make_worker(bridge.base_url, redis_lease_s=lease)
+    two = await make_worker(bridge.base_url, redis_lease_s=lease)
     started = await one.send(
-        session_uuid=new_chat(storage), text="long 400 delay=0.02", user_id=user
+        session_uuid=new_chat(storage), text="long 600 delay=0.02", user_id=user
     )
-    await asyncio.sleep(3 * LEASE_S)  # renewed meanwhile: never free for a takeover
+    await asyncio.sleep(2 * lease)  # renewed meanwhile: never free for a takeover
     await two.takeover.check()
-    three = await make_worker(bridge.base_url, redis_lease_s=LEASE_S)  # starts re-attaching
+    three = await make_worker(bridge.base_url, redis_lease_s=lease)  # starts re-attaching
     assert two.consumed.get(started.run_id) is None and three.consumed.get(started.run_id) is None
     assert one.consumed.get(started.run_id) is not None
     holder = await one.leases.leases.holder(started.run_id)
