@@ -7,13 +7,12 @@ out of the folder. (The shared stack enables the Chat and Workspace profiles.)""
 from __future__ import annotations
 
 import json
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.support import pictures
 from tests.support.browser import open_stored_chat, send
 from tests.support.stack import ARTIFACTS, Stack
 
@@ -39,23 +38,7 @@ def use_workspace(page: Page, stack: Stack) -> Path:
 
 def png(width: int = 160, height: int = 100) -> bytes:
     """A small real PNG (an orange gradient), made here so no binary file is committed."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
-
-    rows = b"".join(
-        b"\0" + b"".join(bytes((255, 60 + x, 40 + y, 255)) for x in range(width))
-        for y in range(height)
-    )
-    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
+    return pictures.png(width, height, lambda x, y: (255, 60 + x, 40 + y, 255))
 
 
 def unfold(page: Page):

@@ -11,8 +11,6 @@ import base64
 import json
 import os
 import re
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import NEW_CHAT_URL, send
+from tests.support.pictures import png
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -31,19 +30,7 @@ ELF = b"\x7fELF\x02\x01\x01" + bytes(200)
 
 def _png(width: int = 8, height: int = 8) -> bytes:
     """A real picture (a red square), which a browser draws."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
+    return png(width, height, lambda x, y: (255, 0, 0))
 
 
 def _file(name: str, data: bytes, mime: str) -> dict[str, Any]:

@@ -16,4 +16,5 @@ same launchers.
 - `workspaces`: a workspaces root with two conversations' folders and a file outside.
 - `selection`: which browser files test.sh runs on its first database.
 - `js_store`: the page's stream store (assets/stream_text.jsx) run in node.
+- `pictures`: small real PNGs written by hand (the test MCP server's picture, uploads).
 """

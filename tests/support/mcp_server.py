@@ -15,33 +15,16 @@ from __future__ import annotations
 import argparse
 import base64
 import os
-import struct
 import sys
 import time
-import zlib
 from typing import Any
+
+from tests.support.pictures import png
 
 FAIL_START_LINE = "mcp test server: refusing to start (--fail-start)"
 
 
-def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
-    """A one-colour PNG, written by hand (the server needs no imaging package)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-PICTURE = _png(24, 16, (200, 60, 30))
+PICTURE = png(24, 16, lambda x, y: (200, 60, 30))
 
 
 def build(port: int = 8000, *, structured: bool = False) -> Any:
