@@ -8,24 +8,16 @@ missing one and a malformed one all give None, so the page carries nothing of it
 
 from __future__ import annotations
 
-from agent_chat.db.models import MessageRole, MessageStatus
 from agent_chat.services.backend import Backend
 from agent_chat.services.conversations import open_conversation
 from agent_chat.share_page.first_paint import FirstPaint, PaintedMessage
+from agent_chat.share_page.snapshot import message_kind
 
 # Enough to fill a screen; the app shows the rest once it has taken over.
 FIRST_PAINT_MESSAGES = 4
 # A message's end, which is what the screen shows of a long one: its Markdown is rendered in
 # the request, on the event loop, so a 1 MB answer must not be.
 FIRST_PAINT_CHARS = 6000
-
-
-def _kind(role: str, status: str) -> str:
-    if status == MessageStatus.RESET.value:
-        return "reset"
-    if status == MessageStatus.SUMMARY.value:
-        return "summary"
-    return "user" if role == MessageRole.USER.value else "assistant"
 
 
 async def first_paint(
@@ -40,7 +32,7 @@ async def first_paint(
         return None
     messages = [
         PaintedMessage(
-            kind=_kind(m.role, m.status),
+            kind=message_kind(m.role, m.status),
             status=m.status,
             content=(m.content or "")[-FIRST_PAINT_CHARS:],
             cut=len(m.content or "") > FIRST_PAINT_CHARS,

@@ -67,7 +67,8 @@ def picture_bytes(snapshot_json: str, index: int) -> bytes | None:
         return None
 
 
-def _kind(role: str, status: str) -> str:
+def message_kind(role: str, status: str) -> str:
+    """How a page shows a message: "user", "assistant", or a "reset" or "summary" marker."""
     if status == MessageStatus.RESET.value:
         return "reset"
     if status == MessageStatus.SUMMARY.value:
@@ -85,7 +86,7 @@ def take_snapshot(
     messages: list[dict[str, Any]] = []
     for mid in data.active_ids:
         message = by_id[mid]
-        kind = _kind(message.role, message.status)
+        kind = message_kind(message.role, message.status)
         item: dict[str, Any] = {
             "kind": kind,
             "status": message.status,
