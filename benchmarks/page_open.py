@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness as h  # noqa: E402
 from long_session import LAST_WORD, populate  # noqa: E402
+from traces import main_thread_by_kind, renderer_trace  # noqa: E402
 
 from tests.support.builds import install_frontend  # noqa: E402
 
@@ -245,29 +246,13 @@ def summarise(d: dict[str, Any]) -> dict[str, Any]:
 
 def trace_profile(raw: bytes) -> dict[str, float]:
     """Main-thread ms by kind (outermost event of each kind), and background compile ms."""
-    events = json.loads(raw)
-    events = events.get("traceEvents", events) if isinstance(events, dict) else events
-    mains = {
-        (e["pid"], e["tid"])
-        for e in events
-        if e.get("name") == "thread_name" and e.get("args", {}).get("name") == "CrRendererMain"
-    }
-    by_kind: Counter = Counter()
-    open_until: dict[tuple, float] = {}
-    for e in sorted((e for e in events if e.get("ph") == "X"), key=lambda e: e["ts"]):
-        main = (e.get("pid"), e.get("tid")) in mains
-        if not main:
-            if e["name"] in ("v8.parseOnBackground", "v8.compileOnBackground", "V8.CompileCode"):
-                by_kind["compile JS off the main thread"] += e.get("dur", 0)
-            continue
-        kind = TRACE_KINDS.get(e["name"])
-        if kind is None:
-            continue
-        key = (e["pid"], e["tid"], kind)
-        if e["ts"] < open_until.get(key, -1):
-            continue
-        open_until[key] = e["ts"] + e.get("dur", 0)
-        by_kind[kind] += e.get("dur", 0)
+    events, mains = renderer_trace(raw)
+    by_kind, _ = main_thread_by_kind(events, mains, TRACE_KINDS)
+    compile_names = ("v8.parseOnBackground", "v8.compileOnBackground", "V8.CompileCode")
+    for e in events:
+        off_main = e.get("ph") == "X" and (e.get("pid"), e.get("tid")) not in mains
+        if off_main and e["name"] in compile_names:
+            by_kind["compile JS off the main thread"] += e.get("dur", 0)
     return {k: round(v / 1000, 1) for k, v in by_kind.most_common()}
 
 

@@ -18,7 +18,6 @@ Run: python benchmarks/stream_profile.py [--tokens N] [--rate R] [--paragraph-ev
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -27,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness as h  # noqa: E402
 from fake_model import PARAGRAPH_EVERY  # noqa: E402
+from traces import main_thread_by_kind, renderer_trace  # noqa: E402
 
 TRACE_CATEGORIES = ["devtools.timeline", "v8.execute", "disabled-by-default-devtools.timeline"]
 # Trace events that are the main thread's own work, by the name the DevTools summary uses.
@@ -75,32 +75,7 @@ def profile_table(profile: dict, top: int) -> tuple[list[str], float]:
 
 
 def trace_table(trace: bytes) -> list[str]:
-    events = json.loads(trace)
-    events = events.get("traceEvents", events) if isinstance(events, dict) else events
-    # The renderer main thread: the thread named CrRendererMain in the page's process.
-    mains = {
-        (e["pid"], e["tid"])
-        for e in events
-        if e.get("name") == "thread_name" and e.get("args", {}).get("name") == "CrRendererMain"
-    }
-    by_kind: Counter = Counter()
-    by_name: Counter = Counter()
-    # Count each complete event once at the top of its nesting by kind: nested events of
-    # the same kind (FunctionCall inside FunctionCall) would count twice.
-    open_until: dict[tuple, float] = {}
-    for e in sorted(
-        (e for e in events if (e.get("pid"), e.get("tid")) in mains and e.get("ph") == "X"),
-        key=lambda e: e["ts"],
-    ):
-        kind = KINDS.get(e["name"])
-        if kind is None:
-            continue
-        key = (e["pid"], e["tid"], kind)
-        if e["ts"] < open_until.get(key, -1):
-            continue
-        open_until[key] = e["ts"] + e.get("dur", 0)
-        by_kind[kind] += e.get("dur", 0)
-        by_name[e["name"]] += e.get("dur", 0)
+    by_kind, by_name = main_thread_by_kind(*renderer_trace(trace), KINDS)
     lines = [f"{'ms':>8}  main-thread work by kind (outermost event of each kind)"]
     lines += [f"{us / 1000:8.0f}  {kind}" for kind, us in by_kind.most_common()]
     lines += ["", f"{'ms':>8}  by event"]
