@@ -12,9 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from agent_chat import routes
 from agent_chat.auth import COOKIE_NAME
-from agent_chat.db import users
-from agent_chat.db.engine import make_engine, open_session
-from tests.support.accounts import session_cookie
+from tests.support.accounts import ensure_member, session_cookie
 from tests.support.browser import fresh_page, new_chat, send, session_uuid_of
 from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
 
@@ -25,13 +23,7 @@ BOB, BOB_PASSWORD = "bob", "bob's own long password"
 
 @pytest.fixture(scope="module")
 def bob_cookie(stack: Stack) -> str:
-    engine = make_engine(stack.db_url)
-    try:
-        with open_session(engine) as session:
-            if users.find_user(session=session, username=BOB) is None:
-                users.create_user(session=session, username=BOB, password=BOB_PASSWORD)
-    finally:
-        engine.dispose()
+    ensure_member(stack.db_url, BOB, BOB_PASSWORD)
     return session_cookie(stack.url, BOB, BOB_PASSWORD)
 
 

@@ -13,9 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from agent_chat import routes
 from agent_chat.auth import COOKIE_NAME
-from agent_chat.db import users
-from agent_chat.db.engine import make_engine, open_session
-from tests.support.accounts import session_cookie
+from tests.support.accounts import ensure_member, session_cookie
 from tests.support.browser import PHONE, fresh_page, new_chat, send, session_uuid_of
 from tests.support.stack import ARTIFACTS, Stack, ensure_fake_model
 
@@ -27,13 +25,7 @@ WORDS = "ibex meadow <b>plans</b>"
 
 @pytest.fixture(scope="module")
 def carol_cookie(stack: Stack) -> str:
-    engine = make_engine(stack.db_url)
-    try:
-        with open_session(engine) as session:
-            if users.find_user(session=session, username=CAROL) is None:
-                users.create_user(session=session, username=CAROL, password=CAROL_PASSWORD)
-    finally:
-        engine.dispose()
+    ensure_member(stack.db_url, CAROL, CAROL_PASSWORD)
     return session_cookie(stack.url, CAROL, CAROL_PASSWORD)
 
 
