@@ -91,6 +91,9 @@ def test_bad_input_is_refused_under_its_field_and_test_says_why(page: Page, stac
     expect(page.get_by_test_id("mcp-env")).to_have_value("TOKEN=abc")
     expect(page.get_by_test_id("mcp-row")).to_have_count(0)
     page.get_by_test_id("mcp-name").fill("nowhere")
+    # The typed name clears its error, which moves the buttons up a line: a click before
+    # that lands where the button was and is lost.
+    expect(page.get_by_test_id("mcp-name-error")).to_have_count(0)
     page.get_by_test_id("mcp-test").click()
     result = page.get_by_test_id("mcp-test-result")
     expect(result).to_have_attribute("data-ok", "false", timeout=30_000)
