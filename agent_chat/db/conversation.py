@@ -9,7 +9,7 @@ from sqlmodel import Session, col, select
 
 from agent_chat.db.attachment_models import Attachment
 from agent_chat.db.attachment_notes import message_attachments
-from agent_chat.db.branch import branch_select, single_path
+from agent_chat.db.branch import branch_select, newest_ids, single_path
 from agent_chat.db.logs import RunStats, run_stats
 from agent_chat.db.messages import active_branch, versions_of_branch
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, ModelConfig, QueuedMessage
@@ -87,6 +87,29 @@ def load_conversation(
         model=models.get(chat.model_id or 0)
         or next((m for m in models.values() if m.is_default), None),
     )
+
+
+@dataclass
+class Newest:
+    """The newest messages of a conversation's active branch, nothing else (the first paint)."""
+
+    chat: ChatSession
+    messages: list[ChatMessage]
+    total: int  # messages on the active branch
+
+    @property
+    def has_earlier(self) -> bool:
+        return self.total > len(self.messages)
+
+
+def load_newest(*, session: Session, session_uuid: str, user_id: int, limit: int) -> Newest | None:
+    """The active branch's newest `limit` messages, the same as `load_conversation`'s, without
+    reading the rest of the branch; None for a missing conversation or another person's."""
+    chat = get_session(session=session, session_uuid=session_uuid, user_id=user_id)
+    if chat is None or chat.id is None:
+        return None
+    ids, total = newest_ids(session=session, chat_session_id=chat.id, limit=limit)
+    return Newest(chat=chat, messages=_whole(session, ids), total=total)
 
 
 def _whole(session: Session, ids: list[int]) -> list[ChatMessage]:

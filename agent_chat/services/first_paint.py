@@ -3,13 +3,15 @@ newest messages of the conversation's active branch, read-only (api/first_paint.
 them into the page, share_page/first_paint.py renders them).
 
 Owner-checked like every other read (`open_conversation`): another person's uuid, a
-missing one and a malformed one all give None, so the page carries nothing of it.
+missing one and a malformed one all give None, so the page carries nothing of it. It reads
+only those messages (`load_newest`), not the branch's outline that the page's meter needs:
+the HTML waits for this read.
 """
 
 from __future__ import annotations
 
+from agent_chat.db.conversation import load_newest
 from agent_chat.services.backend import Backend
-from agent_chat.services.conversations import open_conversation
 from agent_chat.share_page.first_paint import FirstPaint, PaintedMessage
 from agent_chat.share_page.snapshot import message_kind
 
@@ -27,7 +29,9 @@ async def first_paint(
     (or does not exist) or has no message yet."""
     if not session_uuid:
         return None
-    view = await open_conversation(svc, user_id=user_id, session_uuid=session_uuid, limit=limit)
+    view = await svc.storage.call(
+        load_newest, session_uuid=session_uuid, user_id=user_id, limit=limit
+    )
     if view is None or not view.messages:
         return None
     messages = [
