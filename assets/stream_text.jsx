@@ -5,13 +5,17 @@
 // as the `text` prop. The page's work per update is bounded too: the split into
 // markdown blocks resumes where it stopped (finished blocks are never split or parsed again),
 // finished blocks are memoised in groups (React skips a group whole), and a stream's
-// listeners run at most once per animation frame however many chunks came in it.
+// listeners run at most once per animation frame however many chunks came in it, less often
+// when a render takes long (a frame budget, below).
 import React, { memo, useEffect, useMemo, useRef, useState } from "react";
+import { flushSync } from "react-dom";
 import ReactMarkdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { CodeBlock } from "./code_block.jsx";
 
 const SWEEP_AFTER_MS = 15000; // a stream no component shows is dropped after this long
+const RENDER_WAIT = 3; // after a render, wait 3 × its time before the next one (notify below)
+const MAX_WAIT_MS = 1000; // ... but never longer than this
 
 // One store per page: chunks may arrive before the component mounts, or out of order with
 // the state delta that mounts it, so they are kept here by stream id and offset. Stream ids
@@ -57,14 +61,33 @@ const store = (() => {
   };
   // Listeners (the components showing the stream) hear of new text once per frame: chunks
   // that arrive within one frame cost one render. A hidden tab has no frames: a timer then.
+  // Frame budget: a render of a long unfinished block (its markdown parse, then the layout
+  // of the whole block) can take longer than the time between two updates; rendering every
+  // update then keeps the main thread busy and the socket's messages queue behind it (the
+  // tab falls further behind: benchmarks/RESULTS.md, "goal 2"). So the next render waits
+  // RENDER_WAIT times as long as the last one took (its script, style, layout and paint, up
+  // to the task after its frame), at most MAX_WAIT_MS: text rendering then keeps under a
+  // quarter of the main thread. Renders cheaper than a frame are not held back at all.
   const notify = (s) => {
     if (s.scheduled) return;
     s.scheduled = true;
     const run = () => {
       s.scheduled = false;
-      s.listeners.forEach((fn) => fn(s.text));
+      const start = performance.now();
+      // Rendered now, inside this frame, so that the frame's layout and paint follow it and
+      // the timer below measures them too.
+      flushSync(() => s.listeners.forEach((fn) => fn(s.text)));
+      setTimeout(() => {
+        const took = performance.now() - start;
+        s.notBefore = performance.now() + Math.min(RENDER_WAIT * took, MAX_WAIT_MS);
+      }, 0);
     };
-    if (typeof requestAnimationFrame === "function" && !document.hidden) requestAnimationFrame(run);
+    const frame = () => {
+      const wait = (s.notBefore || 0) - performance.now();
+      if (wait > 0) setTimeout(() => requestAnimationFrame(run), wait);
+      else run();
+    };
+    if (typeof requestAnimationFrame === "function" && !document.hidden) requestAnimationFrame(frame);
     else setTimeout(run, 100);
   };
   const api = {
@@ -207,9 +230,18 @@ const Block = memo(function Block({ text }) {
 });
 
 // Finished blocks, a group at a time: a group's array is never changed once full, so memo
-// skips it whole and React's work per update does not grow with the answer.
+// skips it whole and React's work per update does not grow with the answer. The browser's
+// work neither: a group is one element whose content is skipped (style, layout, paint) while
+// it is off screen (`.md-group`, assets/styles.css), so a frame lays out the blocks in view
+// and the growing last block, not the whole answer.
 const Group = memo(function Group({ blocks }) {
-  return blocks.map((block, index) => <Block key={index} text={block} />);
+  return (
+    <div className="md-group">
+      {blocks.map((block, index) => (
+        <Block key={index} text={block} />
+      ))}
+    </div>
+  );
 });
 
 function useStream(streamId, text) {
