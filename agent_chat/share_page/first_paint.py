@@ -36,9 +36,11 @@ class FirstPaint:
 # The app's look (assets/styles.css, Radix's tokens, which the page's stylesheet defines on
 # :root) with fallbacks, so the hand-over to the app barely moves anything. Like the app's
 # scroller, a short conversation starts at the top and a long one shows its end
-# (column-reverse, the column's bottom margin taking any room left).
+# (column-reverse, the column's bottom margin taking any room left). It covers the app but
+# not the app's toasts (Sonner's list sits at z-index 999999999): "Cannot connect to server"
+# must show over it when the websocket never opens.
 _CSS = """
-#first-paint { position: fixed; inset: 0; z-index: 2147483000; display: flex;
+#first-paint { position: fixed; inset: 0; z-index: 999999000; display: flex;
   background: var(--color-background, #fff); color: var(--gray-12, #1c2024);
   font-family: var(--default-font-family, system-ui, sans-serif); font-size: 16px;
   line-height: 1.5; }

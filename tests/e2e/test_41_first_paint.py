@@ -5,11 +5,12 @@ works as before (React's hydration of the document keeps going, a message can be
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from agent_chat import routes
 from agent_chat.auth import COOKIE_NAME
@@ -96,3 +97,28 @@ def test_the_app_takes_over_from_the_first_paint(
         send(fresh, "second words")
         expect(fresh.get_by_test_id("message-assistant").last).to_contain_text("Echo: second words")
         fresh.screenshot(path=str(ARTIFACTS / "first-paint-after.png"))
+
+
+def test_a_page_that_cannot_connect_says_so_over_the_first_paint(
+    conversation: str, stack: Stack, browser: Browser, request: pytest.FixtureRequest
+) -> None:
+    url = stack.url + routes.chat_url(conversation)
+    with fresh_page(browser, request, stack) as fresh:
+        # As behind a proxy that refuses websockets: every connection attempt fails at once
+        # (the app's websocket address pointed at a port where nothing listens).
+        def refused(route: Route) -> None:
+            body = route.fetch().text()
+            body = re.sub(r"ws://[^`'\"]*/_event", "ws://127.0.0.1:9/_event", body)
+            route.fulfill(body=body, content_type="text/javascript")
+
+        fresh.route("**/assets/reflex-env-*.js", refused)
+        fresh.goto(url)
+        layer = fresh.get_by_test_id("first-paint")
+        expect(layer.get_by_test_id("first-paint-assistant")).to_contain_text("Echo: ibex")
+        toast = fresh.locator("[data-sonner-toast]").filter(has_text="Cannot connect")
+        expect(toast).to_be_visible(timeout=20_000)
+        # The app's message is on top (what a click there would reach, once it has slid in),
+        # the conversation still readable under it.
+        toast.click(trial=True, timeout=5_000)
+        expect(layer.get_by_test_id("first-paint-assistant")).to_be_visible()
+        fresh.screenshot(path=str(ARTIFACTS / "first-paint-cannot-connect.png"))
