@@ -1,11 +1,53 @@
 """Reflex configuration. Our own settings come from agent_chat.config (the environment)."""
 
+import dataclasses
+from typing import Any
+
 import reflex as rx
 from reflex.plugins.sitemap import SitemapPlugin
 
 from agent_chat.config import load_settings
 
 _settings = load_settings()
+
+# The Radix colour scales the app names: the theme's accent and gray, every `color_scheme`
+# of the pages and the `var(--<colour>-N)` of assets/*.css. Another colour must be added here
+# (tests/serve/test_radix_colours.py fails without it: a missing scale draws no colour at all).
+RADIX_COLOURS = (
+    "gray",
+    "slate",
+    "violet",
+    "amber",
+    "blue",
+    "cyan",
+    "green",
+    "iris",
+    "orange",
+    "red",
+)
+
+
+@dataclasses.dataclass
+class RadixThemesSomeColours(rx.plugins.RadixThemesPlugin):
+    """Radix Themes with only the colour scales the app uses. Reflex's plugin imports
+    `@radix-ui/themes/styles.css`, all 31 scales (722 kB, a stylesheet in the head that
+    blocks the first paint); the package ships its parts separately, in that file's order:
+    the scales, `tokens/base.css` (theme variables, every accent's mapping), the components
+    and the utility classes."""
+
+    colours: tuple[str, ...] = RADIX_COLOURS
+
+    def get_stylesheet_paths(self, **context: Any) -> tuple[str, ...]:
+        if not self.enabled:
+            return ()
+        package = "@radix-ui/themes"
+        return (
+            *(f"{package}/tokens/colors/{colour}.css" for colour in self.colours),
+            f"{package}/tokens/base.css",
+            f"{package}/components.css",
+            f"{package}/utilities.css",
+        )
+
 
 config = rx.Config(
     app_name="agent_chat",
@@ -23,7 +65,7 @@ config = rx.Config(
     # default, "*", let any web page read the API and drive the websocket.
     cors_allowed_origins=[],
     plugins=[
-        rx.plugins.RadixThemesPlugin(
+        RadixThemesSomeColours(
             theme=rx.theme(accent_color="violet", gray_color="slate", radius="large")
         ),
     ],

@@ -77,6 +77,11 @@ def install_frontend(web_dir: Path, port: int, env: Mapping[str, str]) -> None:
             asset.with_name(asset.name + suffix).unlink(missing_ok=True)
 
 
+def client_build(env: Mapping[str, str]) -> Path:
+    """The shared bundle's static files (index.html, assets/), built if need be."""
+    return _shared_build(env) / _STATIC
+
+
 def _shared_build(env: Mapping[str, str]) -> Path:
     key = _build_key(env)
     folder = CACHE / key
