@@ -30,18 +30,19 @@ from agent_chat.db.engine import open_session  # noqa: E402
 from agent_chat.db.models import ChatMessage, ChatSession  # noqa: E402
 
 
-def populate(engine, count: int) -> None:
-    rng = random.Random(6)
+def populate(engine, count: int, *, owner: int = h.BENCH_OWNER, first_id: int = 1) -> None:
+    """`count` conversations of `owner` (ids from `first_id`), two messages each."""
+    rng = random.Random(5 + first_id)  # 6 for the default: the same data as before
     now = datetime(2026, 1, 1)
     rows, msgs = [], []
-    for i in range(1, count + 1):
+    for i in range(first_id, first_id + count):
         at = now - timedelta(seconds=rng.randrange(365 * 86400))
         rows.append(
             {
                 "id": i,
                 "session_uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
                 "hermes_session": uuid.uuid4().hex,
-                "owner_id": h.BENCH_OWNER,
+                "owner_id": owner,
                 "title": f"Conversation {i} about {rng.choice(['cats', 'taxes', 'rust', 'soup', 'trains'])}",
                 "status": "ARCHIVED" if i % 10 == 0 else "ACTIVE",
                 "created_at": at,
