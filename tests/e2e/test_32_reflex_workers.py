@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -60,6 +61,32 @@ def test_two_workers_start_and_a_chat_goes_through(page: Page, stack: Stack) -> 
         "Echo: hello through Reflex's workers", timeout=30_000
     )
     expect(answer).to_have_attribute("data-status", "SUCCESS")
+
+
+def test_granian_serves_the_pages_as_the_tests_other_servers_do(page: Page, stack: Stack) -> None:
+    """The other browser files run the app under uvicorn; production runs granian, whose
+    static files go out as `http.response.pathsend` (a path, no bytes): every `/chat/<uuid>`
+    once answered 500 under it while the suite passed."""
+    ensure_fake_model(page, stack)
+    new_chat(page, stack)
+    send(page, "hello from granian")
+    answer = page.get_by_test_id("message-assistant").last
+    expect(answer.get_by_test_id("message-content")).to_have_text("Echo: hello from granian")
+    conversation = session_uuid_of(page)
+    with httpx.Client(base_url=stack.url, headers=stack.auth_headers, timeout=30) as client:
+        html = client.get(f"/chat/{conversation}", headers={"Accept-Encoding": "gzip, br"})
+        assert html.status_code == 200
+        assert "data-testid='first-paint'" in html.text
+        assert "Echo: hello from granian" in html.text
+        assert html.text.rstrip().endswith("</html>")
+        script = re.search(r'"(/assets/[^"]+\.js)"', html.text)
+        assert script is not None, "no module script in the page"
+        asset = client.get(script.group(1), headers={"Accept-Encoding": "br"})
+        assert asset.status_code == 200 and asset.headers["content-encoding"] == "br"
+        assert "immutable" in asset.headers["cache-control"]
+        assert len(asset.content) > 0
+        unknown = client.get("/chat/00000000-0000-4000-8000-000000000000")
+        assert unknown.status_code == 200 and "first-paint" not in unknown.text
 
 
 def test_a_tab_on_the_other_worker_follows_the_run(
