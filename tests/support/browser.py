@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from tests.support.stack import Stack
 
@@ -73,12 +75,23 @@ def _watched(page: Any, request: Any) -> Iterator[None]:
         errors.append(str(exc))
 
     page.on("pageerror", on_error)
-    yield
-    if failed_so_far(request) and not page.is_closed():
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure.png"))
-    if not page.is_closed():
-        page.remove_listener("pageerror", on_error)
+    raised = False
+    try:
+        yield
+    except BaseException as exc:  # the test fails inside a `with fresh_page(...)` block
+        raised = not isinstance(exc, pytest.skip.Exception)
+        raise
+    finally:
+        if (raised or failed_so_far(request)) and not page.is_closed():
+            ARTIFACTS.mkdir(exist_ok=True)
+            # One per page: a test with two tabs leaves both (the second "-failure-2.png").
+            shots = request.node.__dict__.get("_failure_shots", 0) + 1
+            request.node.__dict__["_failure_shots"] = shots
+            suffix = "" if shots == 1 else f"-{shots}"
+            with contextlib.suppress(Exception):  # never hide the test's own error
+                page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure{suffix}.png"))
+        if not page.is_closed():
+            page.remove_listener("pageerror", on_error)
     assert not errors, f"uncaught errors in the page: {errors}"
 
 
