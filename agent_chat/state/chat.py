@@ -77,6 +77,10 @@ class ChatState(SidebarState):
     # will create it with are chosen when the page opens, so its agent can be built meanwhile.
     _draft_uuid: str = ""
     _draft_hermes: str = ""
+    # What the person chose in the composer of that new conversation (model, skill, profile):
+    # a reload or reconnect re-runs the page's load, which must not undo a choice made
+    # while it was on its way.
+    _draft_choices: dict[str, str] = {}
 
     @rx.var
     def no_model(self) -> bool:
@@ -174,10 +178,24 @@ class ChatState(SidebarState):
         """A new conversation: empty, with the default choices, nothing stored yet."""
         if not self._draft_uuid:  # a reconnect keeps the ids (and the agent built for them)
             self._draft_uuid, self._draft_hermes = str(uuid.uuid4()), str(uuid.uuid4())
+            self._draft_choices = {}
         self._show_nothing(not_found=False)
-        self.selected_skill = NO_SKILL
-        self.selected_profile = tool_profiles.default_profile(self.svc().settings.tool_profiles)
-        self.selected_model = DEFAULT_CHOICE
+        chosen = self._draft_choices
+        model = chosen.get("model", DEFAULT_CHOICE)
+        known = any(str(m["id"]) == model for m in self.models)
+        self.selected_model = model if known else DEFAULT_CHOICE
+        skill = chosen.get("skill", NO_SKILL)
+        usable = any(k["folder"] == skill and not k["error"] for k in self.skills)
+        self.selected_skill = skill if usable else NO_SKILL
+        enabled = self.svc().settings.tool_profiles
+        profile = chosen.get("profile", "")
+        self.selected_profile = (
+            profile if profile in enabled else tool_profiles.default_profile(enabled)
+        )
+
+    def _draft_chose(self, name: str, value: str) -> None:
+        if not self.current_uuid:  # the new conversation's composer
+            self._draft_choices = {**self._draft_choices, name: value}
 
     def take_draft(self) -> tuple[str, str]:
         """The ids the new conversation's first message creates it with (used once)."""
@@ -264,17 +282,20 @@ class ChatState(SidebarState):
     @rx.event
     async def set_selected_model(self, value: str) -> None:
         self.selected_model = value
+        self._draft_chose("model", value)
         if self.current_uuid or self._draft_uuid:
             await self._prepare_agent()
 
     @rx.event
     def set_selected_skill(self, value: str) -> None:
         self.selected_skill = value
+        self._draft_chose("skill", value)
 
     @rx.event
     async def set_selected_profile(self, value: str) -> None:
         if value in self.svc().settings.tool_profiles:
             self.selected_profile = value
+            self._draft_chose("profile", value)
             await self._show_mcp()
             if self.current_uuid or self._draft_uuid:
                 await self._prepare_agent()

@@ -208,7 +208,8 @@ def test_a_member_sees_which_servers_their_profile_gets(
         member.set_viewport_size({"width": 390, "height": 844})
         member.reload()
         expect(member.get_by_test_id("composer-input")).to_be_editable()
-        _choose_profile(member, "Workspace")
+        # The new conversation's choice survives the reload (the page's load keeps it).
+        expect(member.get_by_test_id("tool-profile-select")).to_contain_text("Workspace")
         expect(hint).to_have_text("MCP: time")
         box = hint.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
