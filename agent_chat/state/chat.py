@@ -175,7 +175,8 @@ class ChatState(SidebarState):
         return self.current_uuid
 
     def _open_draft(self) -> None:
-        """A new conversation: empty, with the default choices, nothing stored yet."""
+        """A new conversation: empty, nothing stored yet; the default choices, or the ones
+        the person made on it before a reload or reconnect."""
         if not self._draft_uuid:  # a reconnect keeps the ids (and the agent built for them)
             self._draft_uuid, self._draft_hermes = str(uuid.uuid4()), str(uuid.uuid4())
             self._draft_choices = {}
