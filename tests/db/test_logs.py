@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import event
 from sqlmodel import Session
 
 from agent_chat.db.logs import LogRow, append_logs, last_seq, list_logs
 from agent_chat.db.messages import append_message
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
-from tests.support.conversations import question_and_running_answer
+from tests.support.conversations import question_and_running_answer, recorded_statements
 
 
 @pytest.fixture
@@ -57,19 +56,10 @@ def test_append_logs_ignores_re_delivered_seqs(session: Session, answer: ChatMes
 def test_append_logs_is_one_insert_statement_for_a_batch(
     session: Session, answer: ChatMessage
 ) -> None:
-    inserts: list[str] = []
-    engine = session.get_bind()
-
-    def record(_conn, _cursor, statement: str, *_args: object) -> None:
-        if statement.lstrip().upper().startswith("INSERT"):
-            inserts.append(statement)
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recorded_statements(session.get_bind()) as statements:
         rows = [LogRow(seq=i, kind="text", content="x") for i in range(1, 201)]
         assert append_logs(session=session, message_id=answer.id, rows=rows) == 200
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+    inserts = [s for s in statements if s.lstrip().upper().startswith("INSERT")]
     assert len(inserts) == 1
 
 

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 
-from sqlalchemy import event
 from sqlmodel import Session
 
 from agent_chat.db.logs import LogRow, append_logs
@@ -15,6 +12,7 @@ from agent_chat.db.memory_views import estimate_tokens, memory_snapshot
 from agent_chat.db.messages import append_message, finish_message, history_for, set_active
 from agent_chat.db.models import ChatMessage, ChatSession
 from agent_chat.db.sessions import create_session
+from tests.support.conversations import recorded_statements
 
 
 def _add(
@@ -85,21 +83,6 @@ def _turn(
         rows += _tool_rows(2 + 2 * index, call_id, "todo" if index % 2 == 0 else "memory")
     append_logs(session=session, message_id=reply.id, rows=rows)
     return reply
-
-
-@contextmanager
-def _count_queries(session: Session) -> Iterator[list[str]]:
-    statements: list[str] = []
-    engine = session.get_bind()
-
-    def before(conn, cursor, statement, parameters, context, executemany) -> None:
-        statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", before)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", before)
 
 
 def test_unknown_session_gives_none(session: Session, user: int) -> None:
@@ -276,7 +259,7 @@ def test_a_long_branch_needs_the_same_few_queries(
     counts = []
     for target in (short, long):
         session.expunge_all()  # nothing served from the identity map
-        with _count_queries(session) as statements:
+        with recorded_statements(session.get_bind()) as statements:
             snap = memory_snapshot(user_id=user, session=session, session_uuid=target.session_uuid)
         counts.append(len(statements))
     assert counts[0] == counts[1] <= 7, counts  # 7: the attachments' notes

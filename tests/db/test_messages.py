@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event
 from sqlmodel import Session, select
 
 from agent_chat.db.conversation import load_conversation
@@ -23,28 +22,19 @@ from agent_chat.db.messages import (
 )
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from agent_chat.db.sessions import create_session
+from tests.support.conversations import add_message, recorded_statements
 
 USER, ASSISTANT = MessageRole.USER, MessageRole.ASSISTANT
-
-
-def _add(session: Session, chat: ChatSession, parent: ChatMessage | None, **kw) -> ChatMessage:
-    return append_message(
-        session=session,
-        chat_session_id=chat.id,
-        parent_id=parent.id if parent else None,
-        role=kw.pop("role", USER),
-        content=kw.pop("content", "text"),
-        status=kw.pop("status", MessageStatus.SENT),
-        **kw,
-    )
 
 
 def test_append_message_builds_a_chain_and_touches_the_session(
     session: Session, chat: ChatSession
 ) -> None:
     before = chat.last_message_at
-    user = _add(session, chat, None, content="hi")
-    answer = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING, run_id="r1")
+    user = add_message(session, chat, None, content="hi")
+    answer = add_message(
+        session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING, run_id="r1"
+    )
     assert (user.parent_id, user.branch_order, user.is_active) == (None, 0, True)
     assert (answer.parent_id, answer.role, answer.status) == (user.id, "ASSISTANT", "RUNNING")
     assert chat.last_message_at >= before
@@ -57,10 +47,10 @@ def test_append_message_builds_a_chain_and_touches_the_session(
 def test_a_new_sibling_becomes_active_with_the_next_branch_order(
     session: Session, chat: ChatSession, user: int
 ) -> None:
-    asked = _add(session, chat, None)
-    first = _add(session, chat, asked, role=ASSISTANT)
-    second = _add(session, chat, asked, role=ASSISTANT)
-    third = _add(session, chat, asked, role=ASSISTANT)
+    asked = add_message(session, chat, None)
+    first = add_message(session, chat, asked, role=ASSISTANT)
+    second = add_message(session, chat, asked, role=ASSISTANT)
+    third = add_message(session, chat, asked, role=ASSISTANT)
     assert [m.branch_order for m in (first, second, third)] == [0, 1, 2]
     assert [m.is_active for m in siblings(user_id=user, session=session, message_id=first.id)] == [
         False,
@@ -72,9 +62,9 @@ def test_a_new_sibling_becomes_active_with_the_next_branch_order(
 
 def test_roots_of_a_session_are_siblings(session: Session, chat: ChatSession, user: int) -> None:
     other_chat = create_session(user_id=user, session=session)
-    other_root = _add(session, other_chat, None)
-    first = _add(session, chat, None, content="v1")
-    second = _add(session, chat, None, content="v2")
+    other_root = add_message(session, other_chat, None)
+    first = add_message(session, chat, None, content="v1")
+    second = add_message(session, chat, None, content="v2")
     assert [m.id for m in siblings(user_id=user, session=session, message_id=first.id)] == [
         first.id,
         second.id,
@@ -88,10 +78,10 @@ def test_roots_of_a_session_are_siblings(session: Session, chat: ChatSession, us
 def test_set_active_switches_the_branch_below(
     session: Session, chat: ChatSession, user: int
 ) -> None:
-    asked = _add(session, chat, None)
-    old = _add(session, chat, asked, role=ASSISTANT, content="old")
-    old_follow_up = _add(session, chat, old, content="follow-up")
-    new = _add(session, chat, asked, role=ASSISTANT, content="new")
+    asked = add_message(session, chat, None)
+    old = add_message(session, chat, asked, role=ASSISTANT, content="old")
+    old_follow_up = add_message(session, chat, old, content="follow-up")
+    new = add_message(session, chat, asked, role=ASSISTANT, content="new")
     assert [m.id for m in active_branch(session=session, chat_session_id=chat.id)] == [
         asked.id,
         new.id,
@@ -113,9 +103,9 @@ def test_append_message_rejects_a_parent_from_another_session_or_unknown(
     session: Session, chat: ChatSession, user: int
 ) -> None:
     other_chat = create_session(user_id=user, session=session)
-    foreign = _add(session, other_chat, None)
+    foreign = add_message(session, other_chat, None)
     with pytest.raises(InvalidTree):
-        _add(session, chat, foreign)
+        add_message(session, chat, foreign)
     with pytest.raises(InvalidTree):
         append_message(
             session=session,
@@ -135,25 +125,16 @@ def test_append_message_rejects_a_parent_from_another_session_or_unknown(
             status=MessageStatus.SENT,
         )
     with pytest.raises(ValueError):
-        _add(session, chat, None, role="ROBOT")
+        add_message(session, chat, None, role="ROBOT")
 
 
 def test_active_branch_is_one_query(session: Session, chat: ChatSession) -> None:
     parent = None
     for i in range(40):
-        parent = _add(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
+        parent = add_message(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
     session.expunge_all()
-    statements: list[str] = []
-    engine = session.get_bind()
-
-    def count(*_args: object) -> None:
-        statements.append("x")
-
-    event.listen(engine, "before_cursor_execute", count)
-    try:
+    with recorded_statements(session.get_bind()) as statements:
         branch = active_branch(session=session, chat_session_id=chat.id)
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
     assert len(branch) == 40
     assert len(statements) == 1
 
@@ -164,10 +145,10 @@ def test_a_conversation_page_reads_whole_only_the_messages_it_shows(
     """The rest of a long branch is read as an outline (no texts), in the branch's order."""
     parent = None
     for i in range(6):
-        parent = _add(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
-    older = _add(session, chat, parent, content="old version")
-    newer = _add(session, chat, parent, content="new version")  # the active sibling
-    answer = _add(session, chat, newer, role=ASSISTANT, status=MessageStatus.RUNNING)
+        parent = add_message(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
+    older = add_message(session, chat, parent, content="old version")
+    newer = add_message(session, chat, parent, content="new version")  # the active sibling
+    answer = add_message(session, chat, newer, role=ASSISTANT, status=MessageStatus.RUNNING)
     finish_message(
         session=session, message_id=answer.id, content="answer", status="SUCCESS", input_tokens=7
     )
@@ -189,8 +170,8 @@ def test_active_branch_of_an_empty_session_is_empty(session: Session, chat: Chat
 def test_get_message_message_by_run_and_set_message_run(
     session: Session, chat: ChatSession
 ) -> None:
-    user = _add(session, chat, None)
-    answer = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    user = add_message(session, chat, None)
+    answer = add_message(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
     assert get_message(session=session, message_id=answer.id) is answer
     assert get_message(session=session, message_id=999_999) is None
     assert message_by_run(session=session, run_id="run-7") is None
@@ -201,8 +182,8 @@ def test_get_message_message_by_run_and_set_message_run(
 
 
 def test_finish_message_records_the_outcome(session: Session, chat: ChatSession) -> None:
-    user = _add(session, chat, None)
-    answer = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    user = add_message(session, chat, None)
+    answer = add_message(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
     done = finish_message(
         session=session,
         message_id=answer.id,
@@ -227,11 +208,11 @@ def test_finish_message_records_the_outcome(session: Session, chat: ChatSession)
 def test_running_messages_lists_running_assistant_messages_only(
     session: Session, chat: ChatSession
 ) -> None:
-    user = _add(session, chat, None, status=MessageStatus.SENT)
-    running = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
-    done = _add(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    user = add_message(session, chat, None, status=MessageStatus.SENT)
+    running = add_message(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
+    done = add_message(session, chat, user, role=ASSISTANT, status=MessageStatus.RUNNING)
     finish_message(session=session, message_id=done.id, content="x", status=MessageStatus.SUCCESS)
-    _add(session, chat, None, role=USER, status=MessageStatus.RUNNING)  # not an assistant
+    add_message(session, chat, None, role=USER, status=MessageStatus.RUNNING)  # not an assistant
     assert [m.id for m in running_messages(session=session)] == [running.id]
 
 

@@ -7,26 +7,16 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event, update
+from sqlalchemy import update
 from sqlmodel import Session, col
 
 from agent_chat.db.conversation import load_conversation, load_newest
-from agent_chat.db.messages import append_message, set_active, switch_version
-from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from agent_chat.db.messages import set_active, switch_version
+from agent_chat.db.models import ChatMessage, ChatSession, MessageRole
 from agent_chat.db.sessions import create_session
+from tests.support.conversations import add_message, recorded_statements
 
 USER, ASSISTANT = MessageRole.USER, MessageRole.ASSISTANT
-
-
-def _add(session: Session, chat: ChatSession, parent: ChatMessage | None, **kw) -> ChatMessage:
-    return append_message(
-        session=session,
-        chat_session_id=chat.id,
-        parent_id=parent.id if parent else None,
-        role=kw.pop("role", USER),
-        content=kw.pop("content", "text"),
-        status=kw.pop("status", MessageStatus.SENT),
-    )
 
 
 def _same_as_full_read(session: Session, chat: ChatSession, user: int, limit: int) -> list[int]:
@@ -44,13 +34,13 @@ def _same_as_full_read(session: Session, chat: ChatSession, user: int, limit: in
 def test_regenerated_edited_and_switched_back_versions(
     session: Session, chat: ChatSession, user: int
 ) -> None:
-    question = _add(session, chat, None, content="q1")
-    first = _add(session, chat, question, role=ASSISTANT, content="a1 v1")
-    follow_up = _add(session, chat, first, content="q2 under v1")  # the old answer's own
-    second = _add(session, chat, question, role=ASSISTANT, content="a1 v2")  # regenerated
-    edited = _add(session, chat, second, content="q2 v1")
-    edit = _add(session, chat, second, content="q2 v2")  # the question edited
-    answer = _add(session, chat, edit, role=ASSISTANT, content="a2")
+    question = add_message(session, chat, None, content="q1")
+    first = add_message(session, chat, question, role=ASSISTANT, content="a1 v1")
+    follow_up = add_message(session, chat, first, content="q2 under v1")  # the old answer's own
+    second = add_message(session, chat, question, role=ASSISTANT, content="a1 v2")  # regenerated
+    edited = add_message(session, chat, second, content="q2 v1")
+    edit = add_message(session, chat, second, content="q2 v2")  # the question edited
+    answer = add_message(session, chat, edit, role=ASSISTANT, content="a2")
     assert _same_as_full_read(session, chat, user, 3) == [second.id, edit.id, answer.id]
     assert _same_as_full_read(session, chat, user, 50) == [
         question.id,
@@ -71,7 +61,7 @@ def test_an_empty_conversation_and_another_persons(
 ) -> None:
     empty = load_newest(session=session, session_uuid=chat.session_uuid, user_id=user, limit=4)
     assert empty is not None and (empty.messages, empty.total, empty.has_earlier) == ([], 0, False)
-    _add(session, chat, None)
+    add_message(session, chat, None)
     for uuid, who in ((chat.session_uuid, other_user), ("not-a-uuid", user)):
         assert load_newest(session=session, session_uuid=uuid, user_id=who, limit=4) is None
 
@@ -80,12 +70,12 @@ def test_two_active_siblings_are_followed_like_the_full_read(
     session: Session, chat: ChatSession, user: int
 ) -> None:
     """If the rule was ever broken, both reads follow the newest active sibling."""
-    question = _add(session, chat, None)
-    old = _add(session, chat, question, role=ASSISTANT, content="old")
-    _add(session, chat, old, content="under old")
-    _add(session, chat, old, content="under old, newer")
-    new = _add(session, chat, question, role=ASSISTANT, content="new")
-    under_new = _add(session, chat, new, content="under new")
+    question = add_message(session, chat, None)
+    old = add_message(session, chat, question, role=ASSISTANT, content="old")
+    add_message(session, chat, old, content="under old")
+    add_message(session, chat, old, content="under old, newer")
+    new = add_message(session, chat, question, role=ASSISTANT, content="new")
+    under_new = add_message(session, chat, new, content="under new")
     session.execute(update(ChatMessage).where(col(ChatMessage.id) == old.id).values(is_active=True))
     session.flush()
     session.expire_all()
@@ -97,19 +87,10 @@ def test_the_walk_stays_in_the_database(session: Session, chat: ChatSession, use
     messages."""
     parent = None
     for i in range(60):
-        parent = _add(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
+        parent = add_message(session, chat, parent, role=USER if i % 2 == 0 else ASSISTANT)
     session.expunge_all()
-    statements: list[str] = []
-    engine = session.get_bind()
-
-    def count(*_args: object) -> None:
-        statements.append("x")
-
-    event.listen(engine, "before_cursor_execute", count)
-    try:
+    with recorded_statements(session.get_bind()) as statements:
         view = load_newest(session=session, session_uuid=chat.session_uuid, user_id=user, limit=4)
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
     assert view is not None and (len(view.messages), view.total) == (4, 60)
     assert len(statements) == 3
 
@@ -140,7 +121,7 @@ def test_random_trees_give_the_full_reads_newest(
     for op, index in ops:
         if op == "append":
             parent = created[index % len(created)] if created and index is not None else None
-            created.append(_add(session, chat, parent))
+            created.append(add_message(session, chat, parent))
         elif created:
             set_active(user_id=user, session=session, message_id=created[index % len(created)].id)
     session.expire_all()  # read what is stored, not what is cached

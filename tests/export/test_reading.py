@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from sqlalchemy import Engine
 
-from sqlalchemy import Engine, event
-
+from tests.support.conversations import recorded_statements
 from tests.support.exports import build_conversation, read_export
 
 
 def test_logs_of_all_messages_are_read_in_one_query(engine: Engine) -> None:
     conv = build_conversation(engine)
-    statements: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recorded_statements(engine) as statements:
         data = read_export(engine, conv, "all")
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
     log_queries = [s for s in statements if "FROM chat_message_log" in s]
     assert len(log_queries) == 1
     assert len(statements) <= 9  # the messages' files are one more

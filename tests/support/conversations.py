@@ -2,13 +2,49 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import event
 from sqlmodel import Session
 
 from agent_chat.db.messages import append_message
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+
+
+def add_message(
+    session: Session, chat: ChatSession, parent: ChatMessage | None, **kw: Any
+) -> ChatMessage:
+    """A message under `parent` (a question, "text", sent, unless `kw` says otherwise)."""
+    return append_message(
+        session=session,
+        chat_session_id=chat.id,
+        parent_id=parent.id if parent else None,
+        role=kw.pop("role", MessageRole.USER),
+        content=kw.pop("content", "text"),
+        status=kw.pop("status", MessageStatus.SENT),
+        **kw,
+    )
+
+
+@contextmanager
+def recorded_statements(bind: Any) -> Iterator[list[str]]:
+    """The SQL statements run on `bind`'s engine (a session's bind or an engine) inside the
+    block: for tests that a read takes a fixed number of queries."""
+    engine = getattr(bind, "engine", bind)
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
 
 
 def question_and_running_answer(
