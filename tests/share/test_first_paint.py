@@ -19,9 +19,9 @@ from agent_chat.api import first_paint as layer_module
 from agent_chat.api.first_paint import FirstPaintLayer
 from agent_chat.auth import SCOPE_USER_KEY
 from agent_chat.db.engine import open_session
-from agent_chat.db.messages import append_message
 from agent_chat.db.sessions import create_session
 from agent_chat.runs.storage import Storage
+from tests.support.conversations import add_message
 
 PAGE = (
     b"<!DOCTYPE html><html><head></head><body><div id='root'></div><script>x</script></body></html>"
@@ -67,14 +67,11 @@ def _conversation(
 ) -> str:
     with open_session(engine) as session:
         chat = create_session(user_id=user_id, session=session, title="Goats <i>and</i> ibex")
-        asked = append_message(
-            session=session, chat_session_id=chat.id, parent_id=None, role="USER",
-            content="where do ibex <script>alert(1)</script> graze?", status="SENT",
-        )  # fmt: skip
-        append_message(
-            session=session, chat_session_id=chat.id, parent_id=asked.id, role="ASSISTANT",
-            content=answer, status="RUNNING" if running else "SUCCESS",
-        )  # fmt: skip
+        asked = add_message(
+            session, chat, None, content="where do ibex <script>alert(1)</script> graze?"
+        )
+        status = "RUNNING" if running else "SUCCESS"
+        add_message(session, chat, asked, role="ASSISTANT", content=answer, status=status)
         return chat.session_uuid
 
 
