@@ -65,22 +65,22 @@ const store = (() => {
   // of the whole block) can take longer than the time between two updates; rendering every
   // update then keeps the main thread busy and the socket's messages queue behind it (the
   // tab falls further behind: benchmarks/RESULTS.md, "goal 2"). So the next render waits
-  // RENDER_WAIT times as long as the last one took (its script, style, layout and paint, up
-  // to the task after its frame), at most MAX_WAIT_MS: text rendering then keeps under a
-  // quarter of the main thread. Renders cheaper than a frame are not held back at all.
+  // RENDER_WAIT times as long as the last one took (its script, style and layout), at most
+  // MAX_WAIT_MS: text rendering then keeps under a quarter of the main thread. Renders
+  // cheaper than a frame are not held back at all. The time is measured synchronously (the
+  // render, then the layout it needs, forced here rather than a moment later in the same
+  // frame): a timer after the frame would also count whatever other tasks were queued (a
+  // page still loading, socket messages), and a cheap render would then be held back.
   const notify = (s) => {
     if (s.scheduled) return;
     s.scheduled = true;
     const run = () => {
       s.scheduled = false;
       const start = performance.now();
-      // Rendered now, inside this frame, so that the frame's layout and paint follow it and
-      // the timer below measures them too.
       flushSync(() => s.listeners.forEach((fn) => fn(s.text)));
-      setTimeout(() => {
-        const took = performance.now() - start;
-        s.notBefore = performance.now() + Math.min(RENDER_WAIT * took, MAX_WAIT_MS);
-      }, 0);
+      void document.documentElement.offsetHeight; // style and layout, now
+      const took = performance.now() - start;
+      s.notBefore = performance.now() + Math.min(RENDER_WAIT * took, MAX_WAIT_MS);
     };
     const frame = () => {
       const wait = (s.notBefore || 0) - performance.now();
