@@ -6,18 +6,17 @@ which goes to the model and, in `tool_end`, to the page. After a call, the pictu
 result names are copied to the conversation's `.tool-images/` folder; the result is left as
 it is (the event's reference is that name). Only a file hermes' own cache function wrote is
 copied: a server's text naming any other path (another person's cached picture) copies
-nothing. A server's structured copy of its image blocks (FastMCP's default for a tool
-returning a list of them), which hermes puts beside the text, would carry each picture's
-base64 to the model and the page: its data is replaced by a short placeholder naming the
-kept picture (`without_image_data`). A run registers its conversation under hermes' task id (`for_run`), which hermes
-hands every tool handler; a child agent (delegate_task) works under a task id of its own,
-registered to its parent's conversation while it works (`adopt`, bridge/subagents.py).
+nothing. Before that, the result's binary data (a structured copy's image, audio and blob
+base64, long base64 strings) is replaced by placeholders (bridge/mcp_blobs.py; an image's
+names the kept picture). A run registers its conversation under hermes' task id
+(`for_run`), which hermes hands every tool handler; a child agent (delegate_task) works
+under a task id of its own, registered to its parent's conversation while it works
+(`adopt`, bridge/subagents.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import shutil
 import threading
@@ -25,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agent_chat.bridge import mcp_blobs
 from agent_chat.common.tool_images import image_path, names_in
 
 logger = logging.getLogger(__name__)
@@ -72,43 +72,11 @@ def keeping(handler: Callable[..., str]) -> Callable[..., str]:
     def call(args: dict, **kwargs: Any) -> str:
         result = handler(args, **kwargs)
         if isinstance(result, str):
-            result = without_image_data(result)
+            result = mcp_blobs.without_binary_data(result)
             keep(result, str(kwargs.get("task_id") or ""))
         return result
 
     return call
-
-
-def without_image_data(result: str) -> str:
-    """hermes' result JSON with each image's base64 outside its text replaced by a placeholder
-    (the text's `MEDIA:` references untouched; the n-th image is named after the n-th)."""
-    if '"image"' not in result:
-        return result
-    try:
-        parsed = json.loads(result)
-    except ValueError:
-        return result
-    if not isinstance(parsed, dict):
-        return result
-    text = parsed.get("result")
-    names = iter(names_in(text) if isinstance(text, str) else [])
-    found = False
-
-    def strip(value: Any) -> Any:
-        nonlocal found
-        if isinstance(value, list):
-            return [strip(item) for item in value]
-        if not isinstance(value, dict):
-            return value
-        if value.get("type") == "image" and isinstance(value.get("data"), str):
-            found = True
-            name = next(names, None)
-            shown = f"[image: {name} shown behind Show image]" if name else "[image left out]"
-            return {**value, "data": shown}
-        return {key: strip(item) for key, item in value.items()}
-
-    stripped = {key: item if isinstance(item, str) else strip(item) for key, item in parsed.items()}
-    return json.dumps(stripped, ensure_ascii=False) if found else result
 
 
 @contextlib.contextmanager

@@ -139,17 +139,6 @@ async def test_a_structured_copy_of_a_picture_carries_no_image_data(
     assert not any(data in json.dumps(r) for r in fake_model.requests())  # nor to the model
 
 
-def test_image_data_outside_the_text_is_left_out_and_nothing_else_changes() -> None:
-    text = "see this image: not JSON"
-    assert mcp_images.without_image_data(text) == text
-    plain = json.dumps({"result": 'a "image" word', "structuredContent": {"type": "image"}})
-    assert mcp_images.without_image_data(plain) == plain  # no data to leave out
-    # Structured content only (hermes' shape when no block had text or a picture it cached).
-    only = json.dumps({"result": {"shot": {"type": "image", "data": "AAAA", "mimeType": "x"}}})
-    shot = json.loads(mcp_images.without_image_data(only))["result"]["shot"]
-    assert shot == {"type": "image", "data": "[image left out]", "mimeType": "x"}
-
-
 def test_a_servers_text_naming_a_file_copies_nothing(tmp_path: Path) -> None:
     # Only a file hermes' cache wrote for an image block is kept: a path in a server's text
     # (another person's cached picture) is not.

@@ -5,7 +5,11 @@ Tools: `add(a, b)`; `whisper()` returns the value of the env variable `MCP_TEST_
 (so a test can see that a configured variable reached the server); `crash()` exits the
 process in the middle of the call; `hang()` never answers; `picture()` returns a small PNG
 (an MCP image block, `PICTURE`) and a line of text (with `--structured`, also FastMCP's
-structured copy of both blocks, the picture's base64 in it). `--fail-start` writes a line to
+structured copy of both blocks, the picture's base64 in it). With `--blobs`, also: `sound()`
+a short WAV (an audio block, `SOUND`) and `document()` a PDF's bytes (an embedded resource
+with a blob, `DOCUMENT` at `DOCUMENT_URI`), each beside a line of text and structured the same
+way; `payload()` a dict (always structured) with `BLOB` as base64 and as a `data:` URL.
+`--fail-start` writes a line to
 stderr and exits before speaking MCP. `--token` makes the HTTP server refuse requests without
 `Authorization: Bearer <token>` (401).
 """
@@ -14,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import io
 import os
 import sys
 import time
+import wave
 from typing import Any
 
 from tests.support.pictures import png
@@ -25,9 +31,29 @@ FAIL_START_LINE = "mcp test server: refusing to start (--fail-start)"
 
 
 PICTURE = png(24, 16, lambda x, y: (200, 60, 30))
+DOCUMENT = b"%PDF-1.4\n% a test document\n" + bytes(range(256))
+DOCUMENT_URI = "file:///reports/q3.pdf"
+BLOB = bytes(range(256)) * 12  # 3 KB: over the bridge's threshold for a bare base64 string
 
 
-def build(port: int = 8000, *, structured: bool = False) -> Any:
+def _wav() -> bytes:
+    out = io.BytesIO()
+    with wave.open(out, "wb") as sound:
+        sound.setnchannels(1)
+        sound.setsampwidth(1)
+        sound.setframerate(8000)
+        sound.writeframes(bytes(128 + (i % 16) for i in range(400)))
+    return out.getvalue()
+
+
+SOUND = _wav()
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def build(port: int = 8000, *, structured: bool = False, blobs: bool = False) -> Any:
     from mcp.server.fastmcp import FastMCP
 
     server = FastMCP("agent-chat-test", host="127.0.0.1", port=port, log_level="WARNING")
@@ -60,6 +86,9 @@ def build(port: int = 8000, *, structured: bool = False) -> Any:
             ImageContent(type="image", data=data, mimeType="image/png"),
         ]
 
+    if blobs:
+        _add_blobs(server, structured)
+
     @server.tool()
     def hang() -> str:
         """Never answer."""
@@ -67,6 +96,42 @@ def build(port: int = 8000, *, structured: bool = False) -> Any:
             time.sleep(60)
 
     return server
+
+
+def _add_blobs(server: Any, structured: bool) -> None:
+    @server.tool(structured_output=structured)
+    def sound() -> list[Any]:
+        """Play a short beep."""
+        from mcp.types import AudioContent, TextContent
+
+        return [
+            TextContent(type="text", text="A short beep."),
+            AudioContent(type="audio", data=_b64(SOUND), mimeType="audio/wav"),
+        ]
+
+    @server.tool(structured_output=structured)
+    def document() -> list[Any]:
+        """Fetch a report."""
+        from mcp.types import BlobResourceContents, EmbeddedResource, TextContent
+
+        blob = BlobResourceContents(
+            uri=DOCUMENT_URI, blob=_b64(DOCUMENT), mimeType="application/pdf"
+        )  # fmt: skip
+        return [
+            TextContent(type="text", text="The quarterly report."),
+            EmbeddedResource(type="resource", resource=blob),
+        ]
+
+    # A dict: FastMCP returns it structured and as JSON text, the base64 in both.
+    @server.tool()
+    def payload() -> dict[str, Any]:
+        """Export some data."""
+        data = _b64(BLOB)
+        return {
+            "name": "export.bin",
+            "data": data,
+            "preview": f"data:application/octet-stream;base64,{data}",
+        }
 
 
 def _with_token(app: Any, token: str) -> Any:
@@ -88,11 +153,12 @@ def main() -> None:
     parser.add_argument("--token", default="")
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--structured", action="store_true")
+    parser.add_argument("--blobs", action="store_true")
     args = parser.parse_args()
     if args.fail_start:
         print(FAIL_START_LINE, file=sys.stderr, flush=True)
         sys.exit(2)
-    server = build(args.http or 8000, structured=args.structured)
+    server = build(args.http or 8000, structured=args.structured, blobs=args.blobs)
     if not args.http:
         server.run("stdio")
         return
