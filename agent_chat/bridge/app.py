@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent_chat.bridge import image_cache, mcp
+from agent_chat.bridge import cache_pruner, mcp
 from agent_chat.bridge.agent_factory import build_agent
 from agent_chat.bridge.approvals import always_allowed, revoke_always
 from agent_chat.bridge.homes import claim_shared, home_path, user_home
@@ -117,8 +117,8 @@ def create_app(settings: BridgeSettings | None = None) -> FastAPI:
         finally:
             warm.set()
 
-    # hermes' picture cache in every home, pruned at start (once warm) and hourly.
-    pruner = image_cache.Pruner(settings.hermes_home, warm)
+    # hermes' caches in every home, pruned at start (once warm) and hourly.
+    pruner = cache_pruner.Pruner(settings.hermes_home, warm)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
