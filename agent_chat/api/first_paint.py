@@ -1,13 +1,13 @@
-"""The first HTML of `/chat/<uuid>` carries the conversation's newest messages, so a person
-sees them before the app's scripts have run and its state has arrived (about half a second
-on a 2-core machine): an ASGI layer inside the login gate, which has put who is signed in
-into the scope.
+"""The first HTML of `/chat/<uuid>` carries the conversation's newest messages and the
+person's conversation list (that of `/chat`, the list), so a person sees them before the
+app's scripts have run and its state has arrived (about half a second on a 2-core machine):
+an ASGI layer inside the login gate, which has put who is signed in into the scope.
 
 The page itself is the app's static SPA page; this layer asks it uncompressed and without
 its validators (the answer now differs per person and per moment: `no-store`), and puts
 share_page/first_paint.py's layer before `</body>`. Only a signed-in person's GET of their
-own conversation gets it (`services/first_paint.py`, owner-checked); everything else, and a
-conversation whose read takes longer than `BUDGET_S`, gets the page as it is.
+own page gets it (`services/first_paint.py`, owner-checked); everything else, and a page
+whose reads take longer than `BUDGET_S`, gets the page as it is.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from agent_chat.share_page.first_paint import first_paint_html
 
 log = logging.getLogger(__name__)
 
-_CHAT = re.compile(r"^/chat/([A-Za-z0-9-]{1,64})/?$")
+# `/chat` (a new conversation: the list only) and `/chat/<uuid>`.
+_CHAT = re.compile(r"^/chat(?:/([A-Za-z0-9-]{1,64}))?/?$")
 # The page waits no longer than this for the messages (a 20,000-message branch's walk takes
 # ~50 ms, more on a busy machine): past it the page goes out without them and the app shows
 # them as before.
@@ -57,7 +58,7 @@ class FirstPaintLayer:
         if found is None or user is None or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
-        read = asyncio.ensure_future(self._painted(int(user.user_id), found.group(1)))
+        read = asyncio.ensure_future(self._painted(int(user.user_id), found.group(1) or ""))
         headers = [(k, v) for k, v in scope["headers"] if k not in _DROPPED_REQUEST_HEADERS]
         # A server with `http.response.pathsend` (granian) would get the file's path instead
         # of its bytes: asked without it, the static server sends the body.

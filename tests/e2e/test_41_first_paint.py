@@ -1,7 +1,8 @@
-"""The first HTML of `/chat/<uuid>` shows the owner's newest messages before the app runs
-(api/first_paint.py): only to its owner, its text escaped, never cached; in the browser the
-layer is there before the app's state, gone once the app shows the conversation, and the page
-works as before (React's hydration of the document keeps going, a message can be sent)."""
+"""The first HTML of `/chat/<uuid>` shows the owner's newest messages and conversation list
+before the app runs, that of `/chat` the list (api/first_paint.py): only to its owner, its
+text escaped, never cached; in the browser the layer is there before the app's state, gone
+once the app shows what it pictures, and the page works as before (React's hydration of the
+document keeps going, a message can be sent)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def test_the_app_takes_over_from_the_first_paint(
         expect(layer).to_be_visible()
         expect(layer.get_by_test_id("first-paint-assistant")).to_contain_text("Echo: ibex")
         expect(layer.get_by_test_id("first-paint-user")).to_have_text(WORDS)
+        expect(layer.locator(".fp-current")).to_contain_text("ibex meadow")
         fresh.wait_for_timeout(500)  # the bundle has run by now: still only the picture
         expect(layer).to_be_visible()
         expect(fresh.get_by_test_id("message-assistant")).to_have_count(0)
@@ -97,6 +99,29 @@ def test_the_app_takes_over_from_the_first_paint(
         send(fresh, "second words")
         expect(fresh.get_by_test_id("message-assistant").last).to_contain_text("Echo: second words")
         fresh.screenshot(path=str(ARTIFACTS / "first-paint-after.png"))
+
+
+def test_a_new_conversation_paints_the_list_first(
+    conversation: str, stack: Stack, browser: Browser, request: pytest.FixtureRequest
+) -> None:
+    url = stack.url + routes.NEW_CHAT
+    with fresh_page(browser, request, stack) as fresh:
+        fresh.route_web_socket("**/_event/**", lambda ws: None)  # never answered
+        fresh.goto(url)
+        layer = fresh.get_by_test_id("first-paint")
+        expect(layer.get_by_test_id("first-paint-row").first).to_be_visible()
+        expect(layer.get_by_test_id("first-paint-row")).to_contain_text(["ibex meadow"])
+        expect(layer.locator(".fp-current")).to_have_count(0)
+        fresh.wait_for_timeout(500)  # the app has rendered its empty list by now: not enough
+        expect(layer).to_be_visible()
+        fresh.screenshot(path=str(ARTIFACTS / "first-paint-new.png"))
+
+    with fresh_page(browser, request, stack) as fresh:
+        fresh.goto(url)
+        expect(fresh.get_by_test_id("session-item").first).to_be_visible()
+        expect(fresh.get_by_test_id("first-paint")).to_have_count(0)
+        fresh.get_by_test_id("session-item").filter(has_text="ibex meadow").first.click()
+        expect(fresh.get_by_test_id("message-assistant").last).to_contain_text("Echo: ibex")
 
 
 def test_a_page_that_cannot_connect_says_so_over_the_first_paint(

@@ -1,5 +1,6 @@
-"""The first HTML of `/chat/<uuid>` (api/first_paint.py) in front of a stand-in for the
-static SPA page: the owner's newest messages go in before `</body>`, escaped, never cached,
+"""The first HTML of `/chat/<uuid>` and `/chat` (api/first_paint.py) in front of a stand-in
+for the static SPA page: the owner's newest messages and conversation list go in before
+`</body>`, escaped, never cached,
 the page asked uncompressed and without validators; anyone else, another path, another
 kind of answer and a read over the budget get the page as it is. SQLite and PostgreSQL (the
 `engine` fixture); the browser's side is tests/e2e/test_41_first_paint.py."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,7 +21,8 @@ from agent_chat.api import first_paint as layer_module
 from agent_chat.api.first_paint import FirstPaintLayer
 from agent_chat.auth import SCOPE_USER_KEY
 from agent_chat.db.engine import open_session
-from agent_chat.db.sessions import create_session
+from agent_chat.db.folders import create_folder, move_session, set_collapsed, set_pinned
+from agent_chat.db.sessions import create_session, get_session, set_session_status
 from agent_chat.runs.storage import Storage
 from tests.support.conversations import add_message
 
@@ -131,9 +134,76 @@ async def test_nobody_else_gets_any_of_it(engine: Engine, user: int, other_user:
         assert got.content == PAGE, who
         assert "ibex" not in got.text and "first-paint" not in got.text
     async with _client(engine, StaticPage(), user) as client:
-        for path in ("/chat/00000000-0000-4000-8000-000000000000", "/chat/not a uuid", "/chat"):
+        for path in ("/chat/00000000-0000-4000-8000-000000000000", "/chat/not a uuid"):
             got = await client.get(path)
             assert got.content == PAGE, path
+    # A new conversation's page of someone with no conversation: nothing to picture.
+    async with _client(engine, StaticPage(), other_user) as client:
+        assert (await client.get("/chat")).content == PAGE
+
+
+def _list(engine: Engine, user_id: int) -> dict[str, str]:
+    """A pinned conversation, one in an open folder, one in a folded folder, an archived one
+    and 45 others (more than the picture lists); their uuids by name."""
+    with open_session(engine) as session:
+        made = {
+            name: create_session(user_id=user_id, session=session, title=name).session_uuid
+            for name in ("pinned-one", "filed-open", "filed-folded", "archived-one")
+        }
+        for i in range(45):
+            create_session(user_id=user_id, session=session, title=f"other-{i:02d}")
+        set_pinned(session=session, user_id=user_id, session_uuid=made["pinned-one"], pinned=True)
+        for name, collapsed in (("Open <folder>", False), ("Folded", True)):
+            folder = create_folder(session=session, user_id=user_id, name=name)
+            set_collapsed(
+                session=session, user_id=user_id, folder_id=folder.id, collapsed=collapsed
+            )
+            filed = made["filed-open" if not collapsed else "filed-folded"]
+            move_session(session=session, user_id=user_id, session_uuid=filed, folder_id=folder.id)
+        archived = get_session(session=session, session_uuid=made["archived-one"], user_id=user_id)
+        set_session_status(
+            session=session, session_id=archived.id, user_id=user_id, status="ARCHIVED"
+        )
+    return made
+
+
+def _rows(text: str) -> list[str]:
+    return re.findall(
+        r"<div class='fp-row( fp-current)?' data-testid='first-paint-row'>([^<]*)<", text
+    )
+
+
+async def test_the_page_shows_the_conversation_list_as_the_sidebar_first_lists_it(
+    engine: Engine, user: int
+) -> None:
+    _list(engine, user)
+    uuid = _conversation(engine, user)  # the newest: first of the others
+    async with _client(engine, StaticPage(), user) as client:
+        opened = (await client.get(f"/chat/{uuid}")).text
+        new = (await client.get("/chat")).text
+    rows = _rows(opened)
+    titles = [title for _, title in rows]
+    # Pins, the open folder's conversation, then the others newest first (40 of 46).
+    assert titles[:3] == ["pinned-one", "filed-open", "Goats &lt;i&gt;and&lt;/i&gt; ibex"]
+    assert titles[3:5] == ["other-44", "other-43"] and len(titles) == 3 + 39
+    assert "filed-folded" not in opened and "archived-one" not in opened
+    assert "Open &lt;folder&gt;" in opened and "Folded" in opened
+    assert "<div class='fp-label'>Pinned</div>" in opened
+    assert [title for current, title in rows if current] == ["Goats &lt;i&gt;and&lt;/i&gt; ibex"]
+    # Gone once the app shows a message; of a new conversation, once it lists one.
+    assert "data-until='[data-testid=message-user],[data-testid=message-assistant]'" in opened
+    assert _rows(new) and not any(current for current, _ in _rows(new))
+    assert "data-until='[data-testid=session-item]'" in new
+    assert "first-paint-user" not in new and "<div class='fp-head'>New conversation</div>" in new
+
+
+async def test_an_empty_conversation_shows_the_list(engine: Engine, user: int) -> None:
+    with open_session(engine) as session:
+        uuid = create_session(user_id=user, session=session, title="nothing yet").session_uuid
+    async with _client(engine, StaticPage(), user) as client:
+        text = (await client.get(f"/chat/{uuid}/")).text
+    assert _rows(text) == [(" fp-current", "nothing yet")]
+    assert "data-until='[data-testid=session-item]'" in text
 
 
 async def test_other_paths_and_answers_pass_through(engine: Engine, user: int) -> None:
