@@ -49,11 +49,12 @@ def connect(specs: Iterable[McpServerSpec]) -> dict[str, str]:
     `toolset(name)`. Blocks while connecting (each at most its connect timeout)."""
     import tools.mcp_tool as mcp
 
-    from agent_chat.bridge import mcp_consent, mcp_images
+    from agent_chat.bridge import mcp_blobs, mcp_consent, mcp_images
 
     specs = list(specs)
     mcp_consent.install()  # before any handler is made
     mcp_images.install()
+    mcp_blobs.install()
     for spec in specs:
         mcp_consent.set_asking(spec.name, spec.ask)
     with _lock:

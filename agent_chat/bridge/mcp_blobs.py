@@ -11,13 +11,18 @@ database. `without_binary_data` replaces it with a short placeholder saying what
 an image block's data names the picture kept for the page (bridge/mcp_images.py), an audio
 block's gives its mime type and size, a resource's blob its mime type, size and uri, and any
 other run of at least `MIN_CHARS` base64 characters (a `data:` URL's too), in the structured
-copy or the text, its size.
+copy or the text, its size. A tool's result is passed through it before its pictures are
+kept (`mcp_images.keeping`); the utility tools hermes adds per server go through it too
+(`install`): `read_resource` returns a text resource as it is (a `data:` URL in it too) and
+`get_prompt` a message's image, audio or resource block as its Python repr, base64 and all.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from agent_chat.common.tool_images import names_in
@@ -30,6 +35,35 @@ _RUN = re.compile(
     rf"(?<![{_B64}])(?:data:([\w.+-]+/[\w.+-]+)(?:;[^;,\s\"]*)*?;base64,)?([{_B64}]{{{MIN_CHARS},}}=*)"
 )
 _MARKERS = ('"image"', '"audio"', '"blob"')
+_UTILITIES = ("_make_read_resource_handler", "_make_get_prompt_handler")
+_lock = threading.Lock()
+_installed = False
+
+
+def install() -> None:
+    """Wrap hermes' factories of a server's resource and prompt readers once per process."""
+    global _installed
+    import tools.mcp_tool as mcp
+
+    with _lock:
+        if _installed:
+            return
+        for factory in _UTILITIES:
+            setattr(mcp, factory, _leaving_out(getattr(mcp, factory)))
+        _installed = True
+
+
+def _leaving_out(make: Callable[..., Callable[..., str]]) -> Callable[..., Callable[..., str]]:
+    def factory(*made_with: Any) -> Callable[..., str]:
+        handler = make(*made_with)
+
+        def call(args: dict, **kwargs: Any) -> str:
+            result = handler(args, **kwargs)
+            return without_binary_data(result) if isinstance(result, str) else result
+
+        return call
+
+    return factory
 
 
 def without_binary_data(result: str) -> str:

@@ -16,7 +16,7 @@ from agent_chat.bridge.mcp_blobs import MIN_CHARS, without_binary_data
 from tests.bridge.test_mcp import calls, ours, results, run
 from tests.fakes.model_server import RunningFakeModel
 from tests.support.bridge import RunningBridge
-from tests.support.mcp_server import BLOB, DOCUMENT, DOCUMENT_URI, SOUND
+from tests.support.mcp_server import BLOB, DOCUMENT, DOCUMENT_URI, EXPORT_URI, SOUND
 from tests.support.sse import Stream
 
 BLOBS = [base64.b64encode(data).decode() for data in (SOUND, DOCUMENT, BLOB)]
@@ -39,10 +39,14 @@ async def test_hermes_keeps_audio_and_a_blob_out_of_its_text(
     bridge: RunningBridge, fake_model: RunningFakeModel
 ) -> None:
     # Content blocks only: hermes' own text, as it builds it (no help from the bridge).
-    script = calls(("mcp__tst__sound", {}), ("mcp__tst__document", {}))
+    script = calls(
+        ("mcp__tst__sound", {}),
+        ("mcp__tst__document", {}),
+        ("mcp__tst__read_resource", {"uri": DOCUMENT_URI}),
+    )
     server = ours(args=["-m", "tests.support.mcp_server", "--blobs"])
     stream = await run(bridge, fake_model, script, [server])
-    sound, document = (json.loads(r)["result"] for r in results(stream))
+    sound, document, read = (json.loads(r)["result"] for r in results(stream))
     # The audio: written to hermes' audio cache and named.
     assert sound.startswith("A short beep.\nMEDIA:"), sound
     assert contents(sound.split("MEDIA:")[1]) == SOUND
@@ -50,6 +54,7 @@ async def test_hermes_keeps_audio_and_a_blob_out_of_its_text(
     said = re.search(r"\[MCP resource saved to (\S+) \(application/pdf, (\d+) bytes\)", document)
     assert said and int(said[2]) == len(DOCUMENT), document
     assert contents(said[1]) == DOCUMENT
+    assert "(application/pdf, " in read and "saved to" in read, read  # the same for a read
     assert_no_data_reached(stream, fake_model)
 
 
@@ -78,6 +83,26 @@ async def test_a_structured_copy_carries_placeholders_not_data(
     assert_no_data_reached(stream, fake_model)
     asked = json.dumps(fake_model.requests())
     assert "[audio left out: audio/wav" in asked and "uri=file:///reports/q3.pdf]" in asked
+
+
+async def test_a_text_resource_and_a_prompt_carry_no_long_base64(
+    bridge: RunningBridge, fake_model: RunningFakeModel
+) -> None:
+    # hermes' utility tools: a text resource comes back as it is, a prompt's image block as
+    # its repr (base64 and all).
+    script = calls(
+        ("mcp__tst__read_resource", {"uri": EXPORT_URI}),
+        ("mcp__tst__get_prompt", {"name": "poster"}),
+    )
+    server = ours(args=["-m", "tests.support.mcp_server", "--blobs"])
+    stream = await run(bridge, fake_model, script, [server])
+    read, prompt = (json.loads(r) for r in results(stream))
+    left_out = f"[base64 data left out: application/octet-stream, {len(BLOB)} bytes]"
+    assert read["result"] == left_out
+    [message] = prompt["messages"]
+    assert message["role"] == "user" and "mimeType='image/png'" in message["content"]
+    assert f"[base64 data left out: {len(BLOB)} bytes]" in message["content"]
+    assert_no_data_reached(stream, fake_model)
 
 
 def test_image_data_outside_the_text_is_left_out_and_nothing_else_changes() -> None:

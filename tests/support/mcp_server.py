@@ -8,7 +8,9 @@ process in the middle of the call; `hang()` never answers; `picture()` returns a
 structured copy of both blocks, the picture's base64 in it). With `--blobs`, also: `sound()`
 a short WAV (an audio block, `SOUND`) and `document()` a PDF's bytes (an embedded resource
 with a blob, `DOCUMENT` at `DOCUMENT_URI`), each beside a line of text and structured the same
-way; `payload()` a dict (always structured) with `BLOB` as base64 and as a `data:` URL.
+way; `payload()` a dict (always structured) with `BLOB` as base64 and as a `data:` URL; the
+resources `DOCUMENT_URI` (the PDF's bytes) and `EXPORT_URI` (text: `BLOB` as a `data:` URL);
+the prompt `poster` (a user message holding an image block of `BLOB`'s base64).
 `--fail-start` writes a line to
 stderr and exits before speaking MCP. `--token` makes the HTTP server refuse requests without
 `Authorization: Bearer <token>` (401).
@@ -33,6 +35,7 @@ FAIL_START_LINE = "mcp test server: refusing to start (--fail-start)"
 PICTURE = png(24, 16, lambda x, y: (200, 60, 30))
 DOCUMENT = b"%PDF-1.4\n% a test document\n" + bytes(range(256))
 DOCUMENT_URI = "file:///reports/q3.pdf"
+EXPORT_URI = "data://export"
 BLOB = bytes(range(256)) * 12  # 3 KB: over the bridge's threshold for a bare base64 string
 
 
@@ -132,6 +135,22 @@ def _add_blobs(server: Any, structured: bool) -> None:
             "data": data,
             "preview": f"data:application/octet-stream;base64,{data}",
         }
+
+    @server.resource(DOCUMENT_URI, mime_type="application/pdf")
+    def report() -> bytes:
+        return DOCUMENT
+
+    @server.resource(EXPORT_URI, mime_type="text/plain")
+    def export() -> str:
+        return f"data:application/octet-stream;base64,{_b64(BLOB)}"
+
+    @server.prompt()
+    def poster() -> Any:
+        """Ask about a poster."""
+        from mcp.server.fastmcp.prompts.base import UserMessage
+        from mcp.types import ImageContent
+
+        return [UserMessage(ImageContent(type="image", data=_b64(BLOB), mimeType="image/png"))]
 
 
 def _with_token(app: Any, token: str) -> Any:
