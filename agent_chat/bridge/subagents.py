@@ -1,6 +1,6 @@
 """Child agents (hermes' `delegate_task`): their events, tagged with the child's id and the
 delegate_task call that made them, and the run's confinement carried into them
-(docs/architecture.md §4c).
+(docs/architecture.md §4d).
 
 How hermes 0.19 runs a child (`tools/delegate_tool.py`): it builds a fresh `AIAgent` per task
 on the calling thread, with only a `tool_progress_callback` that relays `subagent.*` events to

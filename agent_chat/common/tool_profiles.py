@@ -15,7 +15,7 @@ WORKSPACE = "workspace"
 # `skills` lets the agent list and load skills itself when none is chosen.
 _CHAT_TOOLSETS = ("todo", "clarify", "memory", "skills")
 # hermes' `delegate_task`: child agents that do parts of the work at once, confined like the
-# agent that made them (docs/architecture.md §4c). Chat has it only when the operator says
+# agent that made them (docs/architecture.md §4d). Chat has it only when the operator says
 # so (the bridge's AGENT_CHAT_DELEGATION_IN_CHAT).
 DELEGATION = "delegation"
 TOOLSETS: dict[str, tuple[str, ...]] = {
