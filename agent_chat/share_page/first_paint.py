@@ -137,7 +137,7 @@ _SCRIPT = """
 (function () {
   var layer = document.getElementById("first-paint");
   if (!layer) return;
-  var sel = layer.getAttribute("data-until") + ',[data-testid=not-found]';
+  var sel = layer.getAttribute("data-until") + ',[data-testid=%s]';
   var done = false;
   function gone() {
     if (done) return; done = true; observer.disconnect();
@@ -200,11 +200,16 @@ def _sidebar(side: PaintedSidebar | None) -> str:
     return "<div class='fp-side'>" + "".join(parts) + "</div></div>"
 
 
+# What in the app's page stands for the picture once shown (the script's selector): its
+# messages; without any, its list (a conversation, or a folder whose are folded away).
+UNTIL_MESSAGES = ("message-user", "message-assistant")
+UNTIL_LIST = ("session-item", "folder-toggle")
+ALWAYS_UNTIL = "not-found"
+
+
 def until(paint: FirstPaint) -> str:
-    """What in the app's page stands for the picture once shown (the script's selector)."""
-    if paint.messages:
-        return "[data-testid=message-user],[data-testid=message-assistant]"
-    return "[data-testid=session-item]"
+    names = UNTIL_MESSAGES if paint.messages else UNTIL_LIST
+    return ",".join(f"[data-testid={name}]" for name in names)
 
 
 def first_paint_html(paint: FirstPaint) -> str:
@@ -218,5 +223,5 @@ def first_paint_html(paint: FirstPaint) -> str:
         f"<div class='fp-head'>{_e(paint.title or 'New conversation')}</div>"
         f"<div class='fp-scroll'><div class='fp-col'>{body}</div></div>"
         "<div class='fp-composer'><div class='fp-box'></div></div></div></div>"
-        f"<script>{_SCRIPT}</script>"
+        f"<script>{_SCRIPT % ALWAYS_UNTIL}</script>"
     )

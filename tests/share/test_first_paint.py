@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import re
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,6 +25,7 @@ from agent_chat.db.engine import open_session
 from agent_chat.db.folders import create_folder, move_session, set_collapsed, set_pinned
 from agent_chat.db.sessions import create_session, get_session, set_session_status
 from agent_chat.runs.storage import Storage
+from agent_chat.share_page import first_paint as paint_module
 from tests.support.conversations import add_message
 
 PAGE = (
@@ -193,7 +195,7 @@ async def test_the_page_shows_the_conversation_list_as_the_sidebar_first_lists_i
     # Gone once the app shows a message; of a new conversation, once it lists one.
     assert "data-until='[data-testid=message-user],[data-testid=message-assistant]'" in opened
     assert _rows(new) and not any(current for current, _ in _rows(new))
-    assert "data-until='[data-testid=session-item]'" in new
+    assert "data-until='[data-testid=session-item],[data-testid=folder-toggle]'" in new
     assert "first-paint-user" not in new and "<div class='fp-head'>New conversation</div>" in new
 
 
@@ -203,7 +205,32 @@ async def test_an_empty_conversation_shows_the_list(engine: Engine, user: int) -
     async with _client(engine, StaticPage(), user) as client:
         text = (await client.get(f"/chat/{uuid}/")).text
     assert _rows(text) == [(" fp-current", "nothing yet")]
-    assert "data-until='[data-testid=session-item]'" in text
+    assert "data-until='[data-testid=session-item],[data-testid=folder-toggle]'" in text
+
+
+async def test_a_list_of_folded_folders_only_is_pictured(engine: Engine, user: int) -> None:
+    with open_session(engine) as session:
+        uuid = create_session(user_id=user, session=session, title="tucked away").session_uuid
+        folder = create_folder(session=session, user_id=user, name="Archive box")
+        set_collapsed(session=session, user_id=user, folder_id=folder.id, collapsed=True)
+        move_session(session=session, user_id=user, session_uuid=uuid, folder_id=folder.id)
+    async with _client(engine, StaticPage(), user) as client:
+        text = (await client.get("/chat")).text
+    # No conversation row: the app's folder row is what replaces the picture.
+    assert "Archive box" in text and _rows(text) == []
+    assert "[data-testid=folder-toggle]" in text
+
+
+def test_the_picture_waits_for_what_the_app_really_shows() -> None:
+    # Every test id the picture's script waits for is one the app's page has (a renamed one
+    # would leave the picture over the app for 30 s).
+    sources = "".join(
+        path.read_text()
+        for folder in ("components", "pages")
+        for path in (Path(paint_module.__file__).parents[1] / folder).rglob("*.py")
+    )
+    for name in (*paint_module.UNTIL_MESSAGES, *paint_module.UNTIL_LIST, paint_module.ALWAYS_UNTIL):
+        assert f'"data-testid": "{name}"' in sources or f'tid("{name}")' in sources, name
 
 
 async def test_other_paths_and_answers_pass_through(engine: Engine, user: int) -> None:
