@@ -12,6 +12,20 @@ never been told about asks: a gate that fails open would let a call through unas
 permanent allowlist (`command_allowlist`, shown and revoked in the settings like a command's),
 both under the key `mcp:<server>:<tool>`. Where no person can be asked (no approval callback on
 the thread: a context that is not a run's), the call is refused with a reason the agent reads.
+
+hermes also registers, per server, four tools of its own that its tool factory does not
+make (`_register_server_tools`, each from a factory of its own, looked up at each
+registration): `mcp__<server>__read_resource` (a uri), `…__get_prompt` (a name and
+arguments), `…__list_resources` and `…__list_prompts`. Each sends a request to the server
+and brings what the server answers into the model's context, as a tool call does: a read
+resource or a prompt is the server's content, and a listing is too (the resources' and
+prompts' names, uris and descriptions, written by the server; hermes asks for them only when
+the agent calls the tool: what the agent gets at registration is the server's tools alone).
+So for a server that asks, each of the four asks as well, through the same card, under
+`mcp:<server>:read_resource` (and so on): a person who allowed the server's tools was not
+asked about its resources, and what they allow for one of the four does not cover another.
+The card names the server and the call's arguments (the uri, the prompt's name and
+arguments), cut to `ARGS_SHOWN` characters like a tool's.
 """
 
 from __future__ import annotations
@@ -30,6 +44,14 @@ _lock = threading.Lock()
 _asking: dict[str, bool] = {}
 _installed = False
 ARGS_SHOWN = 2000  # characters of a call's arguments in the approval card
+# hermes' factory of each utility tool it registers per server → the tool's name (the rule's
+# last part) and what the card says it does
+UTILITIES = {
+    "_make_read_resource_handler": ("read_resource", "read a resource of"),
+    "_make_get_prompt_handler": ("get_prompt", "get a prompt of"),
+    "_make_list_resources_handler": ("list_resources", "list the resources of"),
+    "_make_list_prompts_handler": ("list_prompts", "list the prompts of"),
+}
 
 
 def set_asking(server: str, ask: bool) -> None:
@@ -47,7 +69,8 @@ def key(server: str, tool: str) -> str:
 
 
 def install() -> None:
-    """Wrap hermes' MCP handler factory once per process."""
+    """Wrap hermes' MCP handler factories (its tools' and its utility tools') once per
+    process."""
     global _installed
     import tools.mcp_tool as mcp
 
@@ -60,20 +83,37 @@ def install() -> None:
             return gated(server, tool, make(server, tool, timeout))
 
         mcp._make_tool_handler = gated_factory
+        for factory, (tool, what) in UTILITIES.items():
+            setattr(mcp, factory, _gated_utility(getattr(mcp, factory), tool, what))
         _installed = True
 
 
-def gated(server: str, tool: str, handler: Callable[..., str]) -> Callable[..., str]:
+def _gated_utility(
+    make: Callable[..., Callable[..., str]], tool: str, what: str
+) -> Callable[..., Callable[..., str]]:
+    def factory(server: str, timeout: float) -> Callable[..., str]:
+        return gated(server, tool, make(server, timeout), what)
+
+    return factory
+
+
+def gated(
+    server: str, tool: str, handler: Callable[..., str], what: str | None = None
+) -> Callable[..., str]:
+    """`handler`, asking first while `server` asks; `what` the call does, for the card (a
+    tool's: calling it)."""
+    what = what or f"call the tool {tool!r} of"
+
     def call(args: dict, **kwargs: Any) -> str:
         if not asks(server):
             return handler(args, **kwargs)
-        refusal = _consent(server, tool, args)
+        refusal = _consent(server, tool, args, what)
         return refusal if refusal is not None else handler(args, **kwargs)
 
     return call
 
 
-def _consent(server: str, tool: str, args: dict) -> str | None:
+def _consent(server: str, tool: str, args: dict, what: str) -> str | None:
     """None when the call may go on, else the tool's result saying why not."""
     from tools.approval import (
         approve_permanent,
@@ -98,7 +138,7 @@ def _consent(server: str, tool: str, args: dict) -> str | None:
         shown = shown[:ARGS_SHOWN] + "…"
     answer = ask(
         f"{server} · {tool} {shown}",
-        f"call the tool {tool!r} of the MCP server {server!r}",
+        f"{what} the MCP server {server!r}",
         allow_permanent=True,
     )
     if answer == SESSION and session_key:

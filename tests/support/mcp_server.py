@@ -5,7 +5,9 @@ Tools: `add(a, b)`; `whisper()` returns the value of the env variable `MCP_TEST_
 (so a test can see that a configured variable reached the server); `crash()` exits the
 process in the middle of the call; `hang()` never answers; `picture()` returns a small PNG
 (an MCP image block, `PICTURE`) and a line of text (with `--structured`, also FastMCP's
-structured copy of both blocks, the picture's base64 in it). With `--blobs`, also: `sound()`
+structured copy of both blocks, the picture's base64 in it). A text resource `NOTE_URI` (`NOTE`)
+and a prompt `greet(name)`; each read of the one and get of the other appends a line to the
+file named by `MCP_TEST_READS`, if set (so a test sees what reached the server). With `--blobs`, also: `sound()`
 a short WAV (an audio block, `SOUND`) and `document()` a PDF's bytes (an embedded resource
 with a blob, `DOCUMENT` at `DOCUMENT_URI`), each beside a line of text and structured the same
 way; `payload()` a dict (always structured) with `BLOB` as base64 and as a `data:` URL; the
@@ -36,6 +38,8 @@ PICTURE = png(24, 16, lambda x, y: (200, 60, 30))
 DOCUMENT = b"%PDF-1.4\n% a test document\n" + bytes(range(256))
 DOCUMENT_URI = "file:///reports/q3.pdf"
 EXPORT_URI = "data://export"
+NOTE_URI = "note://hello"
+NOTE = "A note from the test server."
 BLOB = bytes(range(256)) * 12  # 3 KB: over the bridge's threshold for a bare base64 string
 
 
@@ -89,6 +93,17 @@ def build(port: int = 8000, *, structured: bool = False, blobs: bool = False) ->
             ImageContent(type="image", data=data, mimeType="image/png"),
         ]
 
+    @server.resource(NOTE_URI, mime_type="text/plain")
+    def note() -> str:
+        _heard(f"read {NOTE_URI}")
+        return NOTE
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        """Greet someone."""
+        _heard(f"prompt greet {name}")
+        return f"Say hello to {name}."
+
     if blobs:
         _add_blobs(server, structured)
 
@@ -99,6 +114,12 @@ def build(port: int = 8000, *, structured: bool = False, blobs: bool = False) ->
             time.sleep(60)
 
     return server
+
+
+def _heard(line: str) -> None:
+    if path := os.environ.get("MCP_TEST_READS"):
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(line + "\n")
 
 
 def _add_blobs(server: Any, structured: bool) -> None:
