@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from sqlmodel import Session, select
 
 from agent_chat.db.conversation import load_conversation
@@ -22,7 +21,12 @@ from agent_chat.db.messages import (
 )
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from agent_chat.db.sessions import create_session
-from tests.support.conversations import add_message, recorded_statements
+from tests.support.conversations import (
+    RANDOM_EDITS,
+    add_message,
+    random_tree,
+    recorded_statements,
+)
 
 USER, ASSISTANT = MessageRole.USER, MessageRole.ASSISTANT
 
@@ -218,16 +222,6 @@ def test_running_messages_lists_running_assistant_messages_only(
 
 # Tree invariants under random edits -------------------------------------------------------
 
-# An operation: ("append", index of an existing message or None for a root) or ("activate", index).
-_ops = st.lists(
-    st.one_of(
-        st.tuples(st.just("append"), st.none() | st.integers(min_value=0, max_value=60)),
-        st.tuples(st.just("activate"), st.integers(min_value=0, max_value=60)),
-    ),
-    min_size=1,
-    max_size=40,
-)
-
 
 def _check_invariants(session: Session, chat: ChatSession, created: list[int]) -> None:
     rows = session.exec(select(ChatMessage).where(ChatMessage.session_id == chat.id)).all()
@@ -251,26 +245,12 @@ def _check_invariants(session: Session, chat: ChatSession, created: list[int]) -
     # One database for all examples; each example works in a chat session of its own.
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(ops=_ops)
+@given(ops=RANDOM_EDITS)
 def test_tree_invariants_hold_under_random_appends_and_activations(
     session: Session, ops: list[tuple[str, int | None]], user: int
 ) -> None:
     chat = create_session(user_id=user, session=session)
-    created: list[int] = []
-    for op, index in ops:
-        if op == "append":
-            parent_id = created[index % len(created)] if created and index is not None else None
-            message = append_message(
-                session=session,
-                chat_session_id=chat.id,
-                parent_id=parent_id,
-                role=USER,
-                content="m",
-                status=MessageStatus.SENT,
-            )
-            created.append(message.id)
-        elif created:
-            set_active(user_id=user, session=session, message_id=created[index % len(created)])
+    created = [m.id for m in random_tree(session, chat, user, ops)]
     if created:
         session.expire_all()  # read what is stored, not what is cached
         _check_invariants(session, chat, created)

@@ -14,7 +14,12 @@ from agent_chat.db.conversation import load_conversation, load_newest
 from agent_chat.db.messages import set_active, switch_version
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole
 from agent_chat.db.sessions import create_session
-from tests.support.conversations import add_message, recorded_statements
+from tests.support.conversations import (
+    RANDOM_EDITS,
+    add_message,
+    random_tree,
+    recorded_statements,
+)
 
 USER, ASSISTANT = MessageRole.USER, MessageRole.ASSISTANT
 
@@ -95,34 +100,17 @@ def test_the_walk_stays_in_the_database(session: Session, chat: ChatSession, use
     assert len(statements) == 3
 
 
-# An operation: ("append", index of an existing message or None for a root) or ("activate", index).
-_ops = st.lists(
-    st.one_of(
-        st.tuples(st.just("append"), st.none() | st.integers(min_value=0, max_value=60)),
-        st.tuples(st.just("activate"), st.integers(min_value=0, max_value=60)),
-    ),
-    min_size=1,
-    max_size=40,
-)
-
-
 @settings(
     max_examples=40,
     deadline=None,
     # One database for all examples; each example works in a chat session of its own.
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(ops=_ops, limit=st.integers(min_value=1, max_value=6))
+@given(ops=RANDOM_EDITS, limit=st.integers(min_value=1, max_value=6))
 def test_random_trees_give_the_full_reads_newest(
     session: Session, ops: list[tuple[str, int | None]], limit: int, user: int
 ) -> None:
     chat = create_session(user_id=user, session=session)
-    created: list[ChatMessage] = []
-    for op, index in ops:
-        if op == "append":
-            parent = created[index % len(created)] if created and index is not None else None
-            created.append(add_message(session, chat, parent))
-        elif created:
-            set_active(user_id=user, session=session, message_id=created[index % len(created)].id)
+    random_tree(session, chat, user, ops)
     session.expire_all()  # read what is stored, not what is cached
     _same_as_full_read(session, chat, user, limit)

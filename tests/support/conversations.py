@@ -8,10 +8,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
+from hypothesis import strategies as st
 from sqlalchemy import event
 from sqlmodel import Session
 
-from agent_chat.db.messages import append_message
+from agent_chat.db.messages import append_message, set_active
 from agent_chat.db.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 
 
@@ -28,6 +29,33 @@ def add_message(
         status=kw.pop("status", MessageStatus.SENT),
         **kw,
     )
+
+
+# Random edits of a conversation's tree, for property tests: ("append", the index of an
+# existing message to answer, or None for a new root) or ("activate", an index); indexes wrap
+# around the messages made so far (`random_tree`).
+RANDOM_EDITS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.none() | st.integers(min_value=0, max_value=60)),
+        st.tuples(st.just("activate"), st.integers(min_value=0, max_value=60)),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def random_tree(
+    session: Session, chat: ChatSession, user_id: int, edits: list[tuple[str, int | None]]
+) -> list[ChatMessage]:
+    """`edits` (drawn from RANDOM_EDITS) made in `chat`; the messages appended, in order."""
+    made: list[ChatMessage] = []
+    for op, index in edits:
+        if op == "append":
+            parent = made[index % len(made)] if made and index is not None else None
+            made.append(add_message(session, chat, parent))
+        elif made:
+            set_active(user_id=user_id, session=session, message_id=made[index % len(made)].id)
+    return made
 
 
 @contextmanager
