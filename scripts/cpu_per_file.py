@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from suite_cpu import stat_fields
 
 HZ = os.sysconf("SC_CLK_TCK")
 OUT = Path(os.environ.get("CPU_PER_FILE_OUT", "/tmp/cpu_per_file"))
@@ -38,9 +39,7 @@ OUT = Path(os.environ.get("CPU_PER_FILE_OUT", "/tmp/cpu_per_file"))
 
 def _stat(pid: int) -> tuple[int, int, int]:
     """(parent pid, own CPU ticks, reaped children's CPU ticks) of `pid`."""
-    with open(f"/proc/{pid}/stat") as stat:
-        text = stat.read()
-    fields = text[text.rindex(")") + 2 :].split()  # after the command name, which may hold ')'
+    fields = stat_fields(pid)
     return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 

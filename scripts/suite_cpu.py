@@ -44,14 +44,21 @@ def _busy_and_total() -> tuple[int, int]:
     return sum(ticks) - idle, sum(ticks)
 
 
+def stat_fields(pid: int | str) -> list[str]:
+    """/proc/<pid>/stat's fields after the command name (which may hold ')'), from the state
+    on: [1] the parent pid, [11] + [12] the process's CPU ticks, [13] + [14] its reaped
+    children's, [19] its start time."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rpartition(")")[2].split()
+
+
 def _sample(seen: dict[tuple[int, int], list]) -> None:
     """seen[(pid, start time)] = [kind, CPU ticks]: the start time tells a reused pid."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat") as stat:
-                fields = stat.read().rpartition(")")[2].split()
+            fields = stat_fields(name)
             ticks = int(fields[11]) + int(fields[12])  # utime + stime of the process
             key = (int(name), int(fields[19]))
             if key not in seen:
